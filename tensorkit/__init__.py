@@ -1,0 +1,138 @@
+"""tensorkit: a PyTorch-style tensor library with a tape-based autograd you can watch.
+
+import tensorkit as tk
+x = tk.tensor([1.0, 2.0, 3.0], requires_grad=True)
+(x * x).sum().backward()
+x.grad  # tensor([2., 4., 6.])
+"""
+
+import warnings as _warnings
+
+from . import _state, autograd, cuda
+from ._backend import device
+from ._dtype import (
+    bool_ as bool,  # noqa: A004
+)
+from ._dtype import (
+    complex64,
+    complex128,
+    dtype,
+    float16,
+    float32,
+    float64,
+    get_default_dtype,
+    int8,
+    int16,
+    int32,
+    int64,
+    promote_types,
+    set_default_dtype,
+    uint8,
+)
+from ._interop import (
+    can_cast,
+    from_dlpack,
+    is_complex,
+    is_floating_point,
+    is_tensor,
+    numel,
+    result_type,
+)
+from .autograd import enable_grad, inference_mode, is_grad_enabled, no_grad, set_grad_enabled
+from .ops import install_methods as _install_methods
+from .ops.binary import *  # noqa: F403
+from .ops.complex import angle, complex, conj, imag, real  # noqa: A004
+from .ops.conversion import clone, contiguous
+from .ops.creation import *  # noqa: F403
+from .ops.indexing import (
+    argsort,
+    argwhere,
+    bucketize,
+    gather,
+    index_add,
+    index_select,
+    kthvalue,
+    masked_fill,
+    masked_scatter,
+    masked_select,
+    msort,
+    nonzero,
+    scatter,
+    scatter_add,
+    searchsorted,
+    sort,
+    take_along_dim,
+    topk,
+    unique,
+)
+from .ops.matmul import bmm, dot, einsum, ger, inner_product, matmul, mm, mv, outer, tensordot, vdot
+from .ops.reduction import (
+    all,  # noqa: A004
+    amax,
+    amin,
+    aminmax,
+    any,  # noqa: A004
+    argmax,
+    argmin,
+    count_nonzero,
+    cumprod,
+    cumsum,
+    logsumexp,
+    max,  # noqa: A004
+    mean,
+    min,  # noqa: A004
+    nanmean,
+    nansum,
+    prod,
+    std,
+    std_mean,
+    sum,  # noqa: A004
+    var,
+    var_mean,
+)
+from .ops.shape import *  # noqa: F403
+from .ops.unary import *  # noqa: F403
+from .ops.unary import abs, round  # noqa: A004
+from .random import (
+    Generator,
+    bernoulli,
+    get_rng_state,
+    initial_seed,
+    manual_seed,
+    multinomial,
+    normal,
+    rand,
+    rand_like,
+    randint,
+    randint_like,
+    randn,
+    randn_like,
+    randperm,
+    seed,
+    set_rng_state,
+)
+from .random import install_methods as _install_random_methods
+from .tensor import Size, Tensor
+
+__version__ = "0.1.0"
+
+# Floating-point warnings raised inside tensorkit's own ops (overflow in exp, 0/0, ...) are
+# silenced: like PyTorch, results carry inf/nan instead. Users' own NumPy code is unaffected.
+_warnings.filterwarnings("ignore", category=RuntimeWarning, module=r"tensorkit\.")
+
+half, float, double = float16, float32, float64  # noqa: A001
+short, int, long = int16, int32, int64  # noqa: A001
+cfloat, cdouble = complex64, complex128
+
+_install_methods()
+_install_random_methods()
+
+
+def __getattr__(name: str):
+    if name in ("linalg", "func", "array_api", "fft"):
+        import importlib
+
+        module = importlib.import_module(f"{__name__}.{name}")
+        globals()[name] = module
+        return module
+    raise AttributeError(f"module 'tensorkit' has no attribute {name!r}")

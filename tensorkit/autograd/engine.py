@@ -1,0 +1,441 @@
+"""The backward engine, written as a step iterator.
+
+``backward_steps`` counts each node's dependencies from the roots, then runs ready nodes (the
+most recently created first, as PyTorch does) and yields one :class:`BackwardStep` per node:
+the node, the gradients that flowed in and the gradients it produced. Gradients reaching a
+leaf are accumulated into ``.grad`` as the iterator goes. ``backward()`` and ``grad()`` simply
+exhaust it; the notebook stepper pauses it between steps. The loop is iterative, so a chain of
+any depth backpropagates without touching Python's recursion limit.
+"""
+
+from __future__ import annotations
+
+import heapq
+from collections.abc import Iterator, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from .. import _state
+from ..tensor import Tensor
+from .grad_mode import set_grad_enabled
+from .graph import AccumulateGrad, Node, edge_of
+
+__all__ = ["BackwardStep", "backward_steps", "backward", "grad"]
+
+
+@dataclass(frozen=True)
+class BackwardStep:
+    """One executed node: ``grads_in`` per forward output, ``grads_out`` per forward input.
+
+    For an :class:`AccumulateGrad` node ``leaf`` is the tensor whose ``.grad`` was updated.
+    """
+
+    index: int
+    node: Node
+    grads_in: tuple[Tensor | None, ...]
+    grads_out: tuple[Tensor | None, ...]
+    leaf: Tensor | None = None
+
+    @property
+    def name(self) -> str:
+        return self.node.name()
+
+
+def backward_steps(
+    tensors: Tensor | Sequence[Tensor],
+    grad_tensors: Tensor | Sequence[Tensor | None] | None = None,
+    retain_graph: bool | None = None,
+    create_graph: bool = False,
+    inputs: Sequence[Tensor] | Tensor | None = None,
+) -> Iterator[BackwardStep]:
+    """Yield the backward pass one node at a time, in execution order.
+
+    Without ``inputs``, gradients reaching leaves are accumulated into their ``.grad``. With
+    ``inputs``, only the nodes leading to them run, and their gradients are captured instead:
+    they are the generator's return value (``StopIteration.value``), aligned with ``inputs``.
+    """
+    roots = _as_tuple(tensors)
+    root_grads = _root_gradients(roots, grad_tensors, create_graph)
+    if retain_graph is None:
+        retain_graph = create_graph
+    input_tensors = _as_tuple(inputs) if inputs is not None else ()
+    targets = _capture_targets(input_tensors)
+
+    root_edges = []
+    for root, root_grad in zip(roots, root_grads, strict=True):
+        edge = edge_of(root)
+        if edge is None:
+            raise RuntimeError(
+                "element 0 of tensors does not require grad and does not have a grad_fn"
+            )
+        root_edges.append((edge, root_grad))
+
+    dependencies = _count_dependencies([edge[0] for edge, _ in root_edges])
+    needed = _needed_nodes(dependencies, targets) if targets else None
+    captured: list[Tensor | None] = [None] * len(input_tensors)
+
+    pending: dict[Node, list] = {}
+    ready: list = []
+    for (node, nr), root_grad in root_edges:
+        _add_to_buffer(pending, node, nr, root_grad)
+    for node in {edge[0]: None for edge, _ in root_edges}:
+        if dependencies[node] == 0:
+            heapq.heappush(ready, (-node.seq, id(node), node))
+
+    previous_phase, previous_node = _state.phase, _state.backward_node
+    index = 0
+    try:
+        with set_grad_enabled(create_graph):
+            while ready:
+                _, _, node = heapq.heappop(ready)
+                buffer = pending.pop(node, None)
+                if buffer is None:  # no gradient reached this node
+                    _release(node, dependencies, ready)
+                    continue
+                grads_in = tuple(buffer)
+                grads_in = _run_tensor_pre_hooks(node, grads_in)
+                if node in targets:
+                    for slot, nr in targets[node]:
+                        g = grads_in[nr]
+                        if g is not None:
+                            captured[slot] = g if captured[slot] is None else captured[slot] + g
+                if needed is not None and node not in needed:
+                    _release(node, dependencies, ready)
+                    continue
+                _state.phase, _state.backward_node = "backward", node
+                if isinstance(node, AccumulateGrad):
+                    _accumulate(node, grads_in[0], create_graph)
+                    step = BackwardStep(index, node, grads_in, (), node.variable)
+                else:
+                    grads_out = _run_node(node, grads_in)
+                    if not retain_graph:
+                        node.free_saved()
+                    step = BackwardStep(index, node, grads_in, grads_out)
+                    for edge, g in zip(node.edges, grads_out, strict=True):
+                        if edge is not None and g is not None:
+                            _add_to_buffer(pending, edge[0], edge[1], g)
+                _state.phase, _state.backward_node = previous_phase, previous_node
+                for observer in list(_state.observers):
+                    on_step = getattr(observer, "backward_step", None)
+                    if on_step is not None:
+                        on_step(step)
+                yield step
+                index += 1
+                _release(node, dependencies, ready)
+    finally:
+        _state.phase, _state.backward_node = previous_phase, previous_node
+    return captured
+
+
+def backward(
+    tensors: Tensor | Sequence[Tensor],
+    grad_tensors: Tensor | Sequence[Tensor | None] | None = None,
+    retain_graph: bool | None = None,
+    create_graph: bool = False,
+    inputs: Sequence[Tensor] | Tensor | None = None,
+) -> None:
+    """Accumulate gradients of ``tensors`` into the ``.grad`` of graph leaves (or ``inputs``)."""
+    if inputs is not None:
+        inputs = _as_tuple(inputs)
+        if not inputs:
+            raise RuntimeError("'inputs' argument to backward() cannot be empty.")
+        _accumulate_into_inputs(tensors, grad_tensors, retain_graph, create_graph, inputs)
+        return
+    for _ in backward_steps(tensors, grad_tensors, retain_graph, create_graph):
+        pass
+
+
+def grad(
+    outputs: Tensor | Sequence[Tensor],
+    inputs: Tensor | Sequence[Tensor],
+    grad_outputs: Tensor | Sequence[Tensor | None] | None = None,
+    retain_graph: bool | None = None,
+    create_graph: bool = False,
+    allow_unused: bool | None = None,
+    materialize_grads: bool = False,
+) -> tuple[Tensor | None, ...]:
+    """The gradients of ``outputs`` with respect to ``inputs``, returned (not accumulated)."""
+    input_tensors = _as_tuple(inputs)
+    for i, t in enumerate(input_tensors):
+        if not isinstance(t, Tensor):
+            raise TypeError(f"grad(): inputs[{i}] must be a Tensor, got {type(t).__name__}")
+        if not t._requires_grad:
+            raise RuntimeError(
+                f"One of the differentiated Tensors (inputs[{i}]) does not require grad"
+            )
+    if materialize_grads and allow_unused is False:
+        raise ValueError(
+            "Expected allow_unused to be True or not passed when materialize_grads=True"
+        )
+    steps = backward_steps(outputs, grad_outputs, retain_graph, create_graph, input_tensors)
+    captured = _drain(steps)
+    result = []
+    for i, (t, g) in enumerate(zip(input_tensors, captured, strict=True)):
+        if g is None:
+            if materialize_grads:
+                g = t.detach().new_zeros(t.shape)
+            elif not allow_unused and not materialize_grads:
+                raise RuntimeError(
+                    f"One of the differentiated Tensors (inputs[{i}], shape {list(t.shape)}) "
+                    "appears to not have been used in the graph. Set allow_unused=True if this "
+                    "is the desired behavior."
+                )
+        result.append(g)
+    return tuple(result)
+
+
+# ------------------------------------------------------------------------------ helpers
+def _drain(steps: Iterator[BackwardStep]) -> list:
+    while True:
+        try:
+            next(steps)
+        except StopIteration as stop:
+            return stop.value
+
+
+def _accumulate_into_inputs(
+    tensors: Any, grad_tensors: Any, retain_graph: Any, create_graph: bool, inputs: tuple
+) -> None:
+    steps = backward_steps(tensors, grad_tensors, retain_graph, create_graph, inputs)
+    captured = _drain(steps)
+    for t, g in zip(inputs, captured, strict=True):
+        if g is not None:
+            _add_to_grad(t, g if create_graph else g.detach())
+
+
+def _as_tuple(value: Any) -> tuple:
+    if isinstance(value, Tensor):
+        return (value,)
+    return tuple(value)
+
+
+def _root_gradients(roots: tuple, grad_tensors: Any, create_graph: bool) -> list[Tensor]:
+    if grad_tensors is None:
+        grads: list = [None] * len(roots)
+    else:
+        grads = (
+            list(_as_tuple(grad_tensors))
+            if not isinstance(grad_tensors, Tensor)
+            else [grad_tensors]
+        )
+    if len(grads) != len(roots):
+        raise RuntimeError(f"got {len(grads)} gradients for {len(roots)} tensors")
+    result = []
+    for root, g in zip(roots, grads, strict=True):
+        if not isinstance(root, Tensor):
+            raise TypeError(f"backward() expects Tensors, got {type(root).__name__}")
+        if g is None:
+            if root.numel() != 1:
+                raise RuntimeError(
+                    f"grad can be implicitly created only for scalar outputs, but the output "
+                    f"has shape {list(root.shape)}; pass gradient= with that shape"
+                )
+            if not root._requires_grad:
+                raise RuntimeError(
+                    "element 0 of tensors does not require grad and does not have a grad_fn"
+                )
+            g = root.new_ones(root.shape)
+        elif not isinstance(g, Tensor):
+            raise TypeError(f"gradient must be a Tensor, got {type(g).__name__}")
+        elif tuple(g.shape) != tuple(root.shape):
+            raise RuntimeError(
+                f"Mismatch in shape: grad_output[0] has a shape of {list(g.shape)} and output[0] "
+                f"has a shape of {list(root.shape)}."
+            )
+        result.append(g if create_graph else g.detach())
+    return result
+
+
+def _capture_targets(inputs: tuple) -> dict:
+    """Map each input's edge node to [(slot in inputs, output_nr)] for capturing its grad."""
+    targets: dict = {}
+    for slot, t in enumerate(inputs):
+        edge = edge_of(t)
+        if edge is None:
+            raise RuntimeError(
+                f"One of the differentiated Tensors (inputs[{slot}]) does not require grad"
+            )
+        targets.setdefault(edge[0], []).append((slot, edge[1]))
+    return targets
+
+
+def _count_dependencies(roots: list[Node]) -> dict[Node, int]:
+    """How many edges point to each node reachable from ``roots`` (iterative DFS).
+
+    Every reachable node is a key, the roots included (with 0 unless something points to them).
+    """
+    dependencies: dict[Node, int] = dict.fromkeys(roots, 0)
+    stack = list(dependencies)
+    while stack:
+        node = stack.pop()
+        for edge in node.edges:
+            if edge is None:
+                continue
+            child = edge[0]
+            count = dependencies.get(child)
+            if count is None:
+                dependencies[child] = 1
+                stack.append(child)
+            else:
+                dependencies[child] = count + 1
+    return dependencies
+
+
+def _needed_nodes(dependencies: dict, targets: dict) -> set:
+    """The nodes from which some target can be reached through at least one edge: the nodes
+    that must run. A target outside this set only has its incoming gradient captured."""
+    parents: dict = {}
+    for node in dependencies:
+        for edge in node.edges:
+            if edge is not None:
+                parents.setdefault(edge[0], []).append(node)
+    needed: set = set()
+    stack = [parent for node in targets for parent in parents.get(node, ())]
+    while stack:
+        node = stack.pop()
+        if node not in needed:
+            needed.add(node)
+            stack.extend(parents.get(node, ()))
+    return needed
+
+
+def _release(node: Node, dependencies: dict, ready: list) -> None:
+    for edge in node.edges:
+        if edge is None:
+            continue
+        child = edge[0]
+        remaining = dependencies[child] - 1
+        dependencies[child] = remaining
+        if remaining == 0:
+            heapq.heappush(ready, (-child.seq, id(child), child))
+
+
+def _add_to_buffer(pending: dict, node: Node, nr: int, g: Tensor) -> None:
+    buffer = pending.get(node)
+    if buffer is None:
+        buffer = pending[node] = [None] * node.num_outputs
+    previous = buffer[nr]
+    buffer[nr] = g if previous is None else previous + g
+
+
+def _run_tensor_pre_hooks(node: Node, grads_in: tuple) -> tuple:
+    if node._tensor_pre_hooks is None and node._retain_grad_hooks is None:
+        return grads_in
+    grads = list(grads_in)
+    for nr, hooks in (node._tensor_pre_hooks or {}).items():
+        for hook in list(hooks.values()):
+            if grads[nr] is not None:
+                replaced = hook(grads[nr])
+                if replaced is not None:
+                    grads[nr] = replaced
+    for nr, hook in (node._retain_grad_hooks or {}).items():
+        if grads[nr] is not None:
+            hook(grads[nr])
+    return tuple(grads)
+
+
+def _run_node(node: Node, grads_in: tuple) -> tuple:
+    grads_in = _materialize(node, grads_in)
+    if node._pre_hooks:
+        for hook in list(node._pre_hooks.values()):
+            replaced = hook(grads_in)
+            if replaced is not None:
+                grads_in = tuple(replaced)
+    grads_out = node.apply(*grads_in)
+    if len(grads_out) != len(node.edges):
+        raise RuntimeError(
+            f"function {node.name()} returned an incorrect number of gradients (expected "
+            f"{len(node.edges)}, got {len(grads_out)})"
+        )
+    grads_out = _validate(node, grads_out)
+    if node._post_hooks:
+        for hook in list(node._post_hooks.values()):
+            replaced = hook(grads_out, grads_in)
+            if replaced is not None:
+                grads_out = tuple(replaced)
+    if _state.anomaly:
+        from .anomaly import check_gradients
+
+        check_gradients(node, grads_out)
+    return grads_out
+
+
+def _materialize(node: Node, grads_in: tuple) -> tuple:
+    """Replace missing gradients of multi-output nodes by zeros (as PyTorch does)."""
+    if all(g is not None for g in grads_in):
+        return grads_in
+    from .._dtype import from_numpy_dtype
+    from ..ops.creation import zeros
+
+    if not node.attrs.get("materialize_grads", True):
+        return grads_in
+    grads = list(grads_in)
+    for nr, g in enumerate(grads):
+        shape, np_dtype = node.output_meta[nr]
+        if g is None and np_dtype is not None:
+            dtype = from_numpy_dtype(np_dtype)
+            grads[nr] = zeros(shape, dtype=dtype, device=_device_of(grads_in))
+    return tuple(grads)
+
+
+def _device_of(grads: tuple) -> Any:
+    for g in grads:
+        if g is not None:
+            return g.device
+    return None
+
+
+def _validate(node: Node, grads_out: tuple) -> tuple:
+    """Each gradient must match its input's shape and dtype: sum broadcast dims, cast dtype."""
+    fixed = list(grads_out)
+    for i, (g, meta) in enumerate(zip(grads_out, node.input_meta, strict=True)):
+        if g is None:
+            continue
+        if meta is None:
+            fixed[i] = None
+            continue
+        if not isinstance(g, Tensor):
+            raise TypeError(
+                f"function {node.name()} returned a gradient of type {type(g).__name__} at index {i}; expected a Tensor"
+            )
+        shape, np_dtype = meta
+        data = g._data
+        if data.shape != shape:
+            g = _sum_to(node, i, g, shape)
+        if g._data.dtype != np_dtype:
+            if g._data.dtype.kind == "c" and np_dtype.kind != "c":
+                g = g.real
+            g = g.to(np_dtype)
+        fixed[i] = g
+    return tuple(fixed)
+
+
+def _sum_to(node: Node, index: int, g: Tensor, shape: tuple) -> Tensor:
+    from ..ops.reduction import sum_to_shape
+
+    try:
+        return sum_to_shape(g, shape)
+    except ValueError:
+        raise RuntimeError(
+            f"Function {node.name()} returned an invalid gradient at index {index} - got "
+            f"{list(g.shape)} but expected shape compatible with {list(shape)}"
+        ) from None
+
+
+def _accumulate(node: AccumulateGrad, g: Tensor, create_graph: bool) -> None:
+    leaf = node.variable
+    if leaf._leaf_hooks:
+        for hook in list(leaf._leaf_hooks.values()):
+            replaced = hook(g)
+            if replaced is not None:
+                g = replaced
+    _add_to_grad(leaf, g if create_graph else g.detach())
+
+
+def _add_to_grad(leaf: Tensor, g: Tensor) -> None:
+    """Accumulate out of place, so no gradient handed out earlier (a step's record, a user's
+    tensor passed as ``gradient=``) is ever changed behind its holder's back."""
+    if leaf.grad is None:
+        leaf.grad = g.clone() if g._base is not None else g
+    else:
+        leaf.grad = leaf.grad + g

@@ -1,0 +1,334 @@
+"""The Tape: a first-class record of every op run while it is active.
+
+``with tk.autograd.Tape() as tape:`` observes each op (forward, and the ops that gradient rules
+run in backward): its name, its inputs and outputs (shape, dtype, device, a tape-local id),
+the user's call site, the nn module path, and a ``records`` dict that the profiler fills with
+time and memory. ``tape.graph()`` turns that into plain, JSON-serializable nodes and edges.
+The tape holds tensors only weakly, so recording a training loop keeps no memory alive.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import math
+import weakref
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from typing import Any
+
+from .. import _state
+from .._callsite import user_call_site
+from ..tensor import Tensor
+
+__all__ = ["Tape", "TapeEntry", "TensorInfo", "module_scope", "summarize_values"]
+
+
+@dataclass
+class TensorInfo:
+    """What the tape knows of one tensor: enough to draw it, nothing that keeps it alive."""
+
+    id: int
+    shape: list[int]
+    dtype: str
+    device: str
+    requires_grad: bool
+    is_leaf: bool
+    nbytes: int
+    summary: dict | None = None
+
+    def to_dict(self) -> dict:
+        return {
+            "id": self.id,
+            "shape": self.shape,
+            "dtype": self.dtype,
+            "device": self.device,
+            "requires_grad": self.requires_grad,
+            "is_leaf": self.is_leaf,
+            "nbytes": self.nbytes,
+            "summary": self.summary,
+        }
+
+
+@dataclass
+class TapeEntry:
+    """One recorded op."""
+
+    index: int
+    name: str
+    phase: str
+    inputs: list[TensorInfo | str]
+    outputs: list[TensorInfo]
+    attrs: dict
+    call_site: str | None
+    module_path: str
+    grad_fn: str | None
+    backward_of: int | None
+    start_ns: int
+    end_ns: int
+    records: dict = field(default_factory=dict)
+
+    @property
+    def duration_ns(self) -> int:
+        return self.end_ns - self.start_ns
+
+    def to_dict(self) -> dict:
+        return {
+            "index": self.index,
+            "name": self.name,
+            "phase": self.phase,
+            "inputs": [
+                i.to_dict() if isinstance(i, TensorInfo) else {"value": i} for i in self.inputs
+            ],
+            "outputs": [o.to_dict() for o in self.outputs],
+            "attrs": self.attrs,
+            "call_site": self.call_site,
+            "module_path": self.module_path,
+            "grad_fn": self.grad_fn,
+            "backward_of": self.backward_of,
+            "duration_ns": self.duration_ns,
+            "records": _jsonable(self.records),
+        }
+
+
+class Tape:
+    """Records ops while active (``with Tape() as tape:``); reusable and nestable.
+
+    ``summaries=True`` stores min/max/mean/std and NaN/inf counts of each floating output at
+    the time it was made (O(size) per op); ``call_sites`` captures the user's file:line.
+    """
+
+    def __init__(self, *, summaries: bool = True, call_sites: bool = True) -> None:
+        self.entries: list[TapeEntry] = []
+        self.backward_steps: list[dict] = []
+        self.summaries = summaries
+        self.call_sites = call_sites
+        self._ids: dict[int, tuple[weakref.ref, int]] = {}
+        self._next_id = 0
+        self._producer: dict[int, tuple[int, int]] = {}
+        self._entry_of_node: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
+        self._active = False
+
+    # --------------------------------------------------------------------- recording
+    def __enter__(self) -> Tape:
+        if self._active:
+            raise RuntimeError("this Tape is already recording; use a new Tape to nest")
+        self._active = True
+        _state.add_observer(self)
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self._active = False
+        _state.remove_observer(self)
+
+    def op_started(self, event: Any) -> None:
+        return None
+
+    def op_finished(self, event: Any) -> None:
+        index = len(self.entries)
+        inputs = [
+            self._describe(x) if isinstance(x, Tensor) else _short_repr(x) for x in event.inputs
+        ]
+        outputs = [
+            self._describe(o, summarize=True) for o in event.outputs if isinstance(o, Tensor)
+        ]
+        for nr, info in enumerate(outputs):
+            self._producer[info.id] = (index, nr)
+        backward_of = None
+        if event.backward_node is not None:
+            backward_of = self._entry_of_node.get(event.backward_node)
+        entry = TapeEntry(
+            index=index,
+            name=event.name,
+            phase=event.phase,
+            inputs=inputs,
+            outputs=outputs,
+            attrs=_summarize_attrs(event.attrs),
+            call_site=user_call_site() if self.call_sites else None,
+            module_path=event.module_path,
+            grad_fn=event.node.name() if event.node is not None else None,
+            backward_of=backward_of,
+            start_ns=event.start_ns,
+            end_ns=event.end_ns,
+            records=event.records,
+        )
+        self.entries.append(entry)
+        if event.node is not None:
+            self._entry_of_node[event.node] = index
+
+    def backward_step(self, step: Any) -> None:
+        self.backward_steps.append(
+            {
+                "index": step.index,
+                "node": step.name,
+                "forward_entry": self._entry_of_node.get(step.node),
+            }
+        )
+
+    def tensor_id(self, tensor: Tensor) -> int:
+        """The tape-local id of ``tensor`` (stable while the tensor lives)."""
+        key = id(tensor)
+        known = self._ids.get(key)
+        if known is not None and known[0]() is tensor:
+            return known[1]
+        self._next_id += 1
+        self._ids[key] = (weakref.ref(tensor), self._next_id)
+        return self._next_id
+
+    def entry_for(self, tensor: Tensor) -> TapeEntry | None:
+        """The entry that produced ``tensor``, or None for tensors made outside the tape."""
+        produced = self._producer.get(self.tensor_id(tensor))
+        return None if produced is None else self.entries[produced[0]]
+
+    def _describe(self, tensor: Tensor, summarize: bool = False) -> TensorInfo:
+        data = tensor._data
+        return TensorInfo(
+            id=self.tensor_id(tensor),
+            shape=list(data.shape),
+            dtype=str(data.dtype),
+            device=str(tensor._device),
+            requires_grad=tensor._requires_grad,
+            is_leaf=tensor.grad_fn is None,
+            nbytes=int(data.nbytes),
+            summary=summarize_values(tensor) if summarize and self.summaries else None,
+        )
+
+    # ----------------------------------------------------------------------- reading
+    def __len__(self) -> int:
+        return len(self.entries)
+
+    def __iter__(self) -> Iterator[TapeEntry]:
+        return iter(self.entries)
+
+    def __getitem__(self, index: int) -> TapeEntry:
+        return self.entries[index]
+
+    def forward_entries(self) -> list[TapeEntry]:
+        return [e for e in self.entries if e.phase == "forward"]
+
+    def graph(self, *, phase: str | None = "forward") -> dict:
+        """Plain-data graph: op nodes, tensor nodes for inputs made outside the tape, edges.
+
+        Each edge goes from a producer (op or external tensor) to the op consuming it, with the
+        tensor id and the argument position. ``phase=None`` includes backward ops too.
+        """
+        entries = [e for e in self.entries if phase is None or e.phase == phase]
+        nodes: list[dict] = []
+        edges: list[dict] = []
+        external: dict[int, dict] = {}
+        kept = {e.index for e in entries}
+        for entry in entries:
+            nodes.append({"id": f"op{entry.index}", "kind": "op", **entry.to_dict()})
+            for position, info in enumerate(entry.inputs):
+                if not isinstance(info, TensorInfo):
+                    continue
+                produced = self._producer.get(info.id)
+                if produced is not None and produced[0] in kept and produced[0] < entry.index:
+                    source = f"op{produced[0]}"
+                else:
+                    source = f"t{info.id}"
+                    external.setdefault(info.id, {"id": source, "kind": "tensor", **info.to_dict()})
+                edges.append(
+                    {
+                        "source": source,
+                        "target": f"op{entry.index}",
+                        "tensor": info.id,
+                        "position": position,
+                        "shape": info.shape,
+                    }
+                )
+        return {"nodes": list(external.values()) + nodes, "edges": edges}
+
+    def to_text(self) -> str:
+        """One line per op: index, phase, name, shapes, module path and call site."""
+        lines = []
+        for e in self.entries:
+            shapes_in = ", ".join(
+                "x".join(map(str, i.shape)) or "scalar" if isinstance(i, TensorInfo) else str(i)
+                for i in e.inputs
+            )
+            shapes_out = ", ".join("x".join(map(str, o.shape)) or "scalar" for o in e.outputs)
+            where = f"  [{e.module_path}]" if e.module_path else ""
+            site = f"  {e.call_site}" if e.call_site else ""
+            lines.append(
+                f"{e.index:4d} {e.phase[:3]} {e.name}({shapes_in}) -> {shapes_out}{where}{site}"
+            )
+        return "\n".join(lines)
+
+    def __repr__(self) -> str:
+        return f"<Tape: {len(self.entries)} ops>"
+
+
+def summarize_values(tensor: Tensor) -> dict | None:
+    """min/max/mean/std and NaN/inf counts of a tensor (None for non-numeric or empty)."""
+    data = tensor._data
+    if data.size == 0 or data.dtype.kind not in "fiub":
+        return None
+    xp = tensor._device.xp
+    values = data.astype("float64") if data.dtype.kind != "f" or data.dtype.itemsize < 8 else data
+    finite_mask = xp.isfinite(values)
+    nan_count = int(xp.isnan(values).sum())
+    inf_count = int(values.size - int(finite_mask.sum()) - nan_count)
+    finite = values[finite_mask] if nan_count or inf_count else values
+    if finite.size == 0:
+        return {
+            "min": None,
+            "max": None,
+            "mean": None,
+            "std": None,
+            "nan": nan_count,
+            "inf": inf_count,
+        }
+    return {
+        "min": _float(finite.min()),
+        "max": _float(finite.max()),
+        "mean": _float(finite.mean()),
+        "std": _float(finite.std()),
+        "nan": nan_count,
+        "inf": inf_count,
+    }
+
+
+def _float(value: Any) -> float:
+    result = float(value)
+    return result if math.isfinite(result) else None  # type: ignore[return-value]
+
+
+def _short_repr(value: Any) -> str:
+    text = repr(value)
+    return text if len(text) <= 60 else text[:57] + "..."
+
+
+def _summarize_attrs(attrs: dict) -> dict:
+    """Attributes as JSON-able values; arrays (index tensors, masks) become shape summaries."""
+    return {key: _jsonable(value) for key, value in attrs.items()}
+
+
+def _jsonable(value: Any) -> Any:
+    if value is None or isinstance(value, bool | int | str):
+        return value
+    if isinstance(value, float):
+        return value if math.isfinite(value) else str(value)
+    if isinstance(value, tuple | list):
+        return [_jsonable(v) for v in value]
+    if isinstance(value, dict):
+        return {str(k): _jsonable(v) for k, v in value.items()}
+    if isinstance(value, slice):
+        return (
+            f"{value.start if value.start is not None else ''}:{value.stop if value.stop is not None else ''}"
+            + (f":{value.step}" if value.step is not None else "")
+        )
+    if value is Ellipsis:
+        return "..."
+    if hasattr(value, "shape") and hasattr(value, "dtype"):
+        return {"array": list(value.shape), "dtype": str(value.dtype)}
+    return _short_repr(value)
+
+
+@contextlib.contextmanager
+def module_scope(name: str) -> Iterator[None]:
+    """Mark ops run inside as belonging to the module at path ``name`` (used by tk.nn)."""
+    _state.module_path.append(name)
+    try:
+        yield
+    finally:
+        _state.module_path.pop()

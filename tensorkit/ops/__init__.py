@@ -1,0 +1,248 @@
+"""Op families, and the Tensor methods and operators that call them.
+
+``install_methods`` runs once at import: it binds each op as a Tensor method (``t.exp()``),
+makes the in-place forms (``t.exp_()``) from the out-of-place ones, and wires the Python
+operators (``a + b``, ``a @ b``, ``a += b``, ``a[i] = v``).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from ..tensor import Tensor
+from . import (
+    binary,
+    conversion,
+    creation,
+    indexing,
+    inplace,
+    matmul,
+    reduction,
+    shape,
+    unary,
+)
+from .inplace import make_inplace
+
+# Tensor methods named as the module-level function they call.
+_METHODS_BY_MODULE = {
+    unary: (
+        "neg negative exp exp2 expm1 log log2 log10 log1p sqrt rsqrt reciprocal square sin cos tan "
+        "asin acos atan sinh cosh tanh asinh acosh atanh arcsin arccos arctan arcsinh arccosh "
+        "arctanh sigmoid relu erf erfc abs absolute sign floor ceil trunc fix frac round "
+        "nan_to_num isnan isinf isposinf isneginf isfinite signbit logical_not bitwise_not positive"
+    ),
+    binary: (
+        "add sub mul div true_divide floor_divide remainder fmod pow atan2 maximum minimum fmax "
+        "fmin clamp clip lerp eq ne lt le gt ge logical_and logical_or logical_xor bitwise_and "
+        "bitwise_or bitwise_xor bitwise_left_shift bitwise_right_shift isclose allclose equal "
+        "addcmul addcdiv"
+    ),
+    reduction: (
+        "sum mean nansum nanmean prod amax amin argmax argmin max min aminmax var std "
+        "logsumexp cumsum cumprod all any count_nonzero"
+    ),
+    shape: (
+        "reshape view view_as reshape_as flatten unflatten permute transpose swapaxes swapdims "
+        "t movedim moveaxis squeeze unsqueeze expand expand_as broadcast_to narrow diagonal split "
+        "chunk tensor_split unbind repeat tile repeat_interleave flip fliplr flipud roll tril "
+        "triu diag diag_embed"
+    ),
+    indexing: (
+        "gather scatter scatter_add take_along_dim index_select index_add masked_fill "
+        "masked_select masked_scatter nonzero argwhere argsort sort msort topk kthvalue unique"
+    ),
+    matmul: "matmul mm bmm mv dot vdot outer ger tensordot",
+    conversion: "clone contiguous type_as",
+}
+
+# Out-of-place methods that also get an in-place form ``name_``.
+_INPLACE = (
+    "neg exp exp2 expm1 log log2 log10 log1p sqrt rsqrt reciprocal square sin cos tan asin acos "
+    "atan sinh cosh tanh asinh acosh atanh sigmoid relu erf erfc abs sign floor ceil trunc frac "
+    "round nan_to_num add sub mul div true_divide floor_divide remainder fmod pow atan2 clamp "
+    "clip lerp logical_and logical_or logical_xor bitwise_and bitwise_or bitwise_xor "
+    "masked_fill scatter scatter_add index_add addcmul addcdiv tril triu "
+    "eq ne lt le gt ge"
+)
+
+_OPERATORS = {
+    "__add__": binary.add,
+    "__radd__": lambda self, other: binary.add(other, self),
+    "__sub__": binary.sub,
+    "__rsub__": lambda self, other: binary.sub(other, self),
+    "__mul__": binary.mul,
+    "__rmul__": lambda self, other: binary.mul(other, self),
+    "__truediv__": binary.div,
+    "__rtruediv__": lambda self, other: binary.div(other, self),
+    "__floordiv__": binary.floor_divide,
+    "__rfloordiv__": lambda self, other: binary.floor_divide(other, self),
+    "__mod__": binary.remainder,
+    "__rmod__": lambda self, other: binary.remainder(other, self),
+    "__pow__": binary.pow,
+    "__rpow__": lambda self, other: binary.pow(other, self),
+    "__matmul__": matmul.matmul,
+    "__rmatmul__": lambda self, other: matmul.matmul(other, self),
+    "__neg__": unary.neg,
+    "__pos__": unary.positive,
+    "__abs__": unary.abs,
+    "__invert__": lambda self: (
+        unary.logical_not(self) if self._data.dtype.kind == "b" else unary.bitwise_not(self)
+    ),
+    "__and__": binary.bitwise_and,
+    "__rand__": lambda self, other: binary.bitwise_and(other, self),
+    "__or__": binary.bitwise_or,
+    "__ror__": lambda self, other: binary.bitwise_or(other, self),
+    "__xor__": binary.bitwise_xor,
+    "__rxor__": lambda self, other: binary.bitwise_xor(other, self),
+    "__lshift__": binary.bitwise_left_shift,
+    "__rlshift__": lambda self, other: binary.bitwise_left_shift(other, self),
+    "__rshift__": binary.bitwise_right_shift,
+    "__rrshift__": lambda self, other: binary.bitwise_right_shift(other, self),
+    "__eq__": binary.eq,
+    "__ne__": binary.ne,
+    "__lt__": binary.lt,
+    "__le__": binary.le,
+    "__gt__": binary.gt,
+    "__ge__": binary.ge,
+    "__getitem__": indexing.getitem,
+    "__setitem__": indexing.setitem,
+}
+
+_INPLACE_OPERATORS = {
+    "__iadd__": "add_",
+    "__isub__": "sub_",
+    "__imul__": "mul_",
+    "__itruediv__": "div_",
+    "__ifloordiv__": "floor_divide_",
+    "__imod__": "remainder_",
+    "__ipow__": "pow_",
+    "__iand__": "bitwise_and_",
+    "__ior__": "bitwise_or_",
+    "__ixor__": "bitwise_xor_",
+}
+
+
+def _new_factory(function: Any) -> Any:
+    """``t.new_zeros(shape)`` and friends: same dtype and device as ``t`` unless given."""
+
+    def method(
+        self: Tensor, *size: Any, dtype: Any = None, device: Any = None, requires_grad: bool = False
+    ) -> Tensor:
+        return function(
+            *size,
+            dtype=dtype or self.dtype,
+            device=device if device is not None else self.device,
+            requires_grad=requires_grad,
+        )
+
+    return method
+
+
+def _new_full(
+    self: Tensor,
+    size: Any,
+    fill_value: Any,
+    *,
+    dtype: Any = None,
+    device: Any = None,
+    requires_grad: bool = False,
+) -> Tensor:
+    return creation.full(
+        size,
+        fill_value,
+        dtype=dtype or self.dtype,
+        device=device if device is not None else self.device,
+        requires_grad=requires_grad,
+    )
+
+
+def _new_tensor(
+    self: Tensor, data: Any, *, dtype: Any = None, device: Any = None, requires_grad: bool = False
+) -> Tensor:
+    return creation.tensor(
+        data,
+        dtype=dtype or self.dtype,
+        device=device if device is not None else self.device,
+        requires_grad=requires_grad,
+    )
+
+
+def _cast_method(target: str) -> Any:
+    def method(self: Tensor) -> Tensor:
+        from .. import _dtype
+
+        return conversion.to(self, getattr(_dtype, target))
+
+    method.__name__ = target
+    return method
+
+
+def _properties() -> dict[str, Any]:
+    return {
+        "T": property(lambda self: self.permute(*reversed(range(self.ndim)))),
+        "mT": property(shape.matrix_transpose),
+        "H": property(lambda self: self.T.conj() if self.is_complex() else self.T),
+        "mH": property(lambda self: self.mT.conj() if self.is_complex() else self.mT),
+        "real": property(
+            lambda self: self if not self.is_complex() else complex_part(self, "real")
+        ),
+        "imag": property(lambda self: complex_part(self, "imag")),
+    }
+
+
+def complex_part(tensor: Tensor, which: str) -> Tensor:
+    from . import complex as complex_ops
+
+    return getattr(complex_ops, which)(tensor)
+
+
+def install_methods() -> None:
+    for module, names in _METHODS_BY_MODULE.items():
+        for name in names.split():
+            setattr(Tensor, name, getattr(module, name))
+    for name in _INPLACE.split():
+        setattr(Tensor, name + "_", make_inplace(getattr(Tensor, name), name + "_"))
+    for dunder, function in _OPERATORS.items():
+        setattr(Tensor, dunder, function)
+    for dunder, method_name in _INPLACE_OPERATORS.items():
+        setattr(Tensor, dunder, getattr(Tensor, method_name))
+    for name, value in _properties().items():
+        setattr(Tensor, name, value)
+    Tensor.copy_ = inplace.copy_
+    Tensor.fill_ = inplace.fill_
+    Tensor.zero_ = inplace.zero_
+    Tensor.new_zeros = _new_factory(creation.zeros)
+    Tensor.new_ones = _new_factory(creation.ones)
+    Tensor.new_empty = _new_factory(creation.empty)
+    Tensor.new_full = _new_full
+    Tensor.new_tensor = _new_tensor
+    for name in (
+        "float",
+        "double",
+        "half",
+        "int",
+        "long",
+        "short",
+        "bool",
+        "byte",
+        "char",
+        "cfloat",
+        "cdouble",
+    ):
+        setattr(Tensor, name, _cast_method(_CAST_TARGETS[name]))
+    Tensor.__hash__ = lambda self: id(self)
+
+
+_CAST_TARGETS = {
+    "float": "float32",
+    "double": "float64",
+    "half": "float16",
+    "int": "int32",
+    "long": "int64",
+    "short": "int16",
+    "bool": "bool_",
+    "byte": "uint8",
+    "char": "int8",
+    "cfloat": "complex64",
+    "cdouble": "complex128",
+}

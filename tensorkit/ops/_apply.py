@@ -1,0 +1,329 @@
+"""The path of one op: check, promote, compute on arrays, wrap, record, notify.
+
+An op is declared once as an :class:`OpDef`: a forward on arrays (NumPy or CuPy, through the
+``xp`` module it is given) and a gradient rule written with tensorkit ops, so that the rule is
+itself recorded under ``create_graph=True`` and double backward needs no extra code.
+
+``apply`` is the hot path. With no observer active it does one flag check for observers, one
+for grad mode, and allocates a graph node only when an input requires grad.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable
+from typing import Any
+
+from .. import _state
+from .._dtype import (
+    FLOATING,
+    category,
+    default_dtype_for_category,
+    from_numpy_dtype,
+    get_default_dtype,
+    result_type_of,
+)
+from ..autograd.graph import Node, grad_accumulator
+from ..tensor import Tensor, VersionCounter, wrap
+
+# How an op treats differing input dtypes:
+KEEP = "keep"  # no promotion: the op takes its inputs as they are
+COMMON = "common"  # promote all inputs to their common dtype (add, mul, where, ...)
+FLOAT = "float"  # common dtype, and integers/bool become the default float (exp, div, ...)
+
+# What a gradient rule needs kept from the forward pass:
+SAVE_NONE, SAVE_INPUTS, SAVE_OUTPUT, SAVE_BOTH = 0, 1, 2, 3
+
+
+class OpDef:
+    """One operation: its name, its forward on arrays and its gradient rule.
+
+    ``forward(xp, *arrays, **attrs)`` returns an array (or a tuple for multi-output ops).
+    ``backward(ctx, *grads)`` returns one gradient (or None) per input; ``ctx`` is the graph
+    node, giving ``ctx.saved_tensors``, ``ctx.attrs`` and ``ctx.needs_input_grad``.
+    ``outputs`` is 1, or -1 for an op returning a tuple; ``view`` marks ops whose output shares
+    its first input's storage; ``moves_device`` marks the op whose output lives elsewhere.
+    """
+
+    __slots__ = (
+        "backward",
+        "forward",
+        "moves_device",
+        "name",
+        "node_name",
+        "outputs",
+        "promote",
+        "saves",
+        "view",
+    )
+
+    def __init__(
+        self,
+        name: str,
+        forward: Callable,
+        backward: Callable | None,
+        *,
+        promote: str = KEEP,
+        saves: int = SAVE_NONE,
+        view: bool = False,
+        outputs: int = 1,
+        node_name: str | None = None,
+        moves_device: bool = False,
+    ) -> None:
+        self.name = name
+        self.node_name = node_name or "".join(p.capitalize() for p in name.split("_")) + "Backward0"
+        self.forward = forward
+        self.backward = backward
+        self.promote = promote
+        self.saves = saves
+        self.view = view
+        self.outputs = outputs
+        self.moves_device = moves_device
+
+    def __repr__(self) -> str:
+        return f"OpDef({self.name!r})"
+
+    def __call__(self, *inputs: Any, **attrs: Any) -> Any:
+        return apply(self, *inputs, **attrs)
+
+
+def apply(op: OpDef, *inputs: Any, **attrs: Any) -> Any:
+    """Run ``op`` on ``inputs`` (tensors, or Python scalars where the op allows them)."""
+    if _state.observing:
+        return _observed_apply(op, inputs, attrs)
+    arrays, dev, requires_grad = unwrap(op, inputs)
+    with_graph = requires_grad and _state.grad_enabled and op.backward is not None
+    result = op.forward(dev.xp, *arrays, **attrs)
+    if op.outputs == 1:
+        return _finish_single(op, inputs, attrs, result, dev, with_graph)
+    return _finish_multi(op, inputs, attrs, result, dev, with_graph)
+
+
+def unwrap(op: OpDef, inputs: tuple) -> tuple[list, Any, bool]:
+    """The inputs' arrays (promoted as the op asks), their common device, and whether any
+    input requires grad. Raises if tensors live on different devices."""
+    arrays = []
+    dev = None
+    requires_grad = False
+    np_dtype = None
+    mixed = False
+    for x in inputs:
+        if isinstance(x, Tensor):
+            data = x._data
+            if dev is None:
+                dev = x._device
+                np_dtype = data.dtype
+            else:
+                if x._device is not dev:
+                    raise_device_mismatch(op, inputs)
+                if data.dtype != np_dtype:
+                    mixed = True
+            if x._requires_grad:
+                requires_grad = True
+            arrays.append(data)
+        else:
+            mixed = True
+            arrays.append(x)
+    if dev is None:
+        raise TypeError(f"{op.name}(): expected at least one Tensor argument, got {inputs!r}")
+    if op.promote is not KEEP:
+        if mixed:
+            _promote_arrays(op, inputs, arrays)
+        elif op.promote is FLOAT and np_dtype.kind not in "fc":
+            target = get_default_dtype().np
+            arrays = [a.astype(target) for a in arrays]
+    return arrays, dev, requires_grad
+
+
+def _promote_arrays(op: OpDef, inputs: tuple, arrays: list) -> None:
+    with_dims, zero_dim, scalars = [], [], []
+    for x in inputs:
+        if isinstance(x, Tensor):
+            (with_dims if x._data.ndim else zero_dim).append(from_numpy_dtype(x._data.dtype))
+        elif x is not None:
+            if not isinstance(x, bool | int | float | complex):
+                raise TypeError(
+                    f"{op.name}(): expected Tensor or number arguments, got {type(x).__name__}"
+                )
+            scalars.append(x)
+    target = result_type_of(with_dims, zero_dim, scalars)
+    if op.promote is FLOAT and category(target) < FLOATING:
+        target = default_dtype_for_category(FLOATING)
+    target_np = target.np
+    for i, a in enumerate(arrays):
+        if isinstance(inputs[i], Tensor) and a.dtype != target_np:
+            arrays[i] = a.astype(target_np)
+
+
+def _finish_single(
+    op: OpDef, inputs: tuple, attrs: dict, data: Any, dev: Any, with_graph: bool
+) -> Tensor:
+    if op.moves_device:
+        dev = attrs["device"]
+    elif not data.shape and not isinstance(data, dev.xp.ndarray):
+        data = dev.xp.asarray(data)
+    out = wrap(data, dev)
+    if op.view:
+        _link_view(out, inputs[0], op, inputs, attrs)
+    if with_graph:
+        node = make_node(op, inputs, attrs)
+        out.grad_fn = node
+        out._requires_grad = True
+        if op.saves & SAVE_OUTPUT:
+            node._saved_outputs = ((data, dev, out.version_counter(), 0, 0),)
+    return out
+
+
+def _finish_multi(
+    op: OpDef, inputs: tuple, attrs: dict, results: tuple, dev: Any, with_graph: bool
+) -> tuple:
+    xp = dev.xp
+    outs = []
+    for data in results:
+        if not data.shape and not isinstance(data, xp.ndarray):
+            data = xp.asarray(data)
+        out = wrap(data, dev)
+        if op.view:
+            _link_view(out, inputs[0], op, inputs, attrs)
+        outs.append(out)
+    if with_graph:
+        node = make_node(op, inputs, attrs)
+        node.output_meta = tuple((o._data.shape, o._data.dtype) for o in outs)
+        saved = []
+        for nr, out in enumerate(outs):
+            if out._data.dtype.kind in "fc":
+                out.grad_fn = node
+                out._requires_grad = True
+                out._output_nr = nr
+            if op.saves & SAVE_OUTPUT:
+                saved.append((out._data, dev, out.version_counter(), 0, nr))
+        if saved:
+            node._saved_outputs = tuple(saved)
+    return tuple(outs)
+
+
+def make_node(op: Any, inputs: tuple, attrs: dict) -> Node:
+    """A graph node for ``op`` applied to ``inputs``: edges, input metadata, saved inputs."""
+    edges = []
+    meta = []
+    for x in inputs:
+        if isinstance(x, Tensor) and x._requires_grad:
+            if x.grad_fn is not None:
+                edges.append((x.grad_fn, x._output_nr))
+            else:
+                edges.append((grad_accumulator(x), 0))
+            meta.append((x._data.shape, x._data.dtype))
+        else:
+            edges.append(None)
+            meta.append(None)
+    node = Node(op, tuple(edges), attrs, tuple(meta))
+    if op.saves & SAVE_INPUTS:
+        node._saved_inputs = tuple((x, x._version) if isinstance(x, Tensor) else x for x in inputs)
+    if _state.anomaly:
+        from ..autograd.anomaly import remember_forward_trace
+
+        remember_forward_trace(node)
+    return node
+
+
+def _link_view(out: Tensor, source: Tensor, op: OpDef, inputs: tuple, attrs: dict) -> None:
+    """Make ``out`` a view of ``source``: shared version counter, and a recipe to replay it."""
+    counter = source._version_counter
+    if counter is None:
+        counter = source._version_counter = VersionCounter()
+    out._version_counter = counter
+    base = source._base if source._base is not None else source
+    out._base = base
+    out._view_fn = (op, inputs[1:], attrs, source._view_fn if source._base is not None else None)
+
+
+def replay_view(view_fn: Any, base: Tensor) -> Tensor:
+    """Apply the chain of view ops recorded in ``view_fn`` to ``base`` (a tensor)."""
+    op, extra_inputs, attrs, parent = view_fn
+    source = base if parent is None else replay_view(parent, base)
+    return apply(op, source, *extra_inputs, **attrs)
+
+
+def replay_view_on_array(view_fn: Any, xp: Any, array: Any) -> Any:
+    """The same chain of view ops applied to a raw array (giving an array view)."""
+    op, extra_inputs, attrs, parent = view_fn
+    source = array if parent is None else replay_view_on_array(parent, xp, array)
+    extra = [x._data if isinstance(x, Tensor) else x for x in extra_inputs]
+    return op.forward(xp, source, *extra, **attrs)
+
+
+def raise_device_mismatch(op: OpDef, inputs: tuple) -> None:
+    devices = []
+    for x in inputs:
+        if isinstance(x, Tensor) and str(x._device) not in devices:
+            devices.append(str(x._device))
+    raise RuntimeError(
+        f"Expected all tensors to be on the same device, but found at least two devices, "
+        f"{devices[0]} and {devices[1]}! (when checking arguments for {op.name})"
+    )
+
+
+# ----------------------------------------------------------------------- observed path
+class OpEvent:
+    """What observers learn about one op: name, phase, tensors, node, timing, module path."""
+
+    __slots__ = (
+        "attrs",
+        "backward_node",
+        "end_ns",
+        "inputs",
+        "module_path",
+        "name",
+        "node",
+        "op",
+        "outputs",
+        "phase",
+        "records",
+        "start_ns",
+    )
+
+    def __init__(self, op: OpDef, inputs: tuple, attrs: dict) -> None:
+        self.op = op
+        self.name = op.name
+        self.phase = _state.phase
+        self.inputs = inputs
+        self.attrs = attrs
+        self.outputs: tuple = ()
+        self.node: Node | None = None
+        self.backward_node = _state.backward_node
+        self.module_path = ".".join(_state.module_path)
+        self.start_ns = 0
+        self.end_ns = 0
+        self.records: dict = {}
+
+
+def _observed_apply(op: OpDef, inputs: tuple, attrs: dict) -> Any:
+    """``apply`` while a Tape, profiler or anomaly check watches: same result, plus events.
+
+    Ops that run inside an observed op (a composite calling primitives) are not reported
+    again: only the outermost op is an event.
+    """
+    observers = list(_state.observers)
+    event = OpEvent(op, inputs, attrs)
+    for observer in observers:
+        observer.op_started(event)
+    _state.observing = False
+    try:
+        event.start_ns = time.perf_counter_ns()
+        arrays, dev, requires_grad = unwrap(op, inputs)
+        with_graph = requires_grad and _state.grad_enabled and op.backward is not None
+        result = op.forward(dev.xp, *arrays, **attrs)
+        event.end_ns = time.perf_counter_ns()
+        if op.outputs == 1:
+            out = _finish_single(op, inputs, attrs, result, dev, with_graph)
+            event.outputs = (out,)
+            event.node = out.grad_fn if with_graph else None
+        else:
+            out = _finish_multi(op, inputs, attrs, result, dev, with_graph)
+            event.outputs = out
+            event.node = out[0].grad_fn if with_graph else None
+    finally:
+        _state.observing = bool(_state.observers)
+    for observer in observers:
+        observer.op_finished(event)
+    return out

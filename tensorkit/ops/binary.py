@@ -1,0 +1,545 @@
+"""Elementwise ops of two or more operands: arithmetic, comparisons, logic, selection.
+
+Operands broadcast as in NumPy/PyTorch and promote by PyTorch's rules. Gradient rules may
+return broadcast-shaped gradients: the engine sums them back to each input's shape.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from ..tensor import Tensor, wrap
+from ._apply import COMMON, FLOAT, SAVE_BOTH, SAVE_INPUTS, OpDef, apply
+
+__all__ = [
+    "add",
+    "sub",
+    "mul",
+    "div",
+    "true_divide",
+    "floor_divide",
+    "remainder",
+    "fmod",
+    "pow",
+    "atan2",
+    "maximum",
+    "minimum",
+    "fmax",
+    "fmin",
+    "clamp",
+    "clip",
+    "where",
+    "lerp",
+    "eq",
+    "ne",
+    "lt",
+    "le",
+    "gt",
+    "ge",
+    "logical_and",
+    "logical_or",
+    "logical_xor",
+    "bitwise_and",
+    "bitwise_or",
+    "bitwise_xor",
+    "bitwise_left_shift",
+    "bitwise_right_shift",
+    "isclose",
+    "allclose",
+    "equal",
+    "rsub",
+    "addcmul",
+    "addcdiv",
+]
+
+
+def _add_rule(ctx: Any, g: Tensor) -> tuple:
+    alpha = ctx.attrs.get("alpha", 1)
+    return g, (g if alpha == 1 else g * alpha)
+
+
+def _sub_rule(ctx: Any, g: Tensor) -> tuple:
+    alpha = ctx.attrs.get("alpha", 1)
+    return g, (-g if alpha == 1 else g * -alpha)
+
+
+def _add_forward(xp: Any, a: Any, b: Any, alpha: Any = 1) -> Any:
+    return a + b if alpha == 1 else a + b * alpha
+
+
+def _sub_forward(xp: Any, a: Any, b: Any, alpha: Any = 1) -> Any:
+    return a - b if alpha == 1 else a - b * alpha
+
+
+def _mul_rule(ctx: Any, g: Tensor) -> tuple:
+    a, b = ctx.saved_tensors
+    need_a, need_b = ctx.edges[0] is not None, ctx.edges[1] is not None
+    return (g * b if need_a else None), (g * a if need_b else None)
+
+
+def _div_rule(ctx: Any, g: Tensor) -> tuple:
+    a, b, out = ctx.saved_tensors
+    grad_a = g / b if ctx.edges[0] is not None else None
+    grad_b = -g * out / b if ctx.edges[1] is not None else None
+    return grad_a, grad_b
+
+
+def _zero_rule(ctx: Any, g: Tensor) -> tuple:
+    return tuple(None if e is None else g * 0 for e in ctx.edges)
+
+
+def _floor_div_forward(xp: Any, a: Any, b: Any) -> Any:
+    if a.dtype.kind in "iu" and _has_zero(xp, b):
+        raise ZeroDivisionError("ZeroDivisionError: integer division by zero in floor_divide")
+    return xp.floor_divide(a, b)
+
+
+def _has_zero(xp: Any, b: Any) -> bool:
+    return bool(xp.any(xp.asarray(b) == 0))
+
+
+def _remainder_rule(ctx: Any, g: Tensor) -> tuple:
+    a, b = ctx.saved_tensors
+    grad_b = None
+    if ctx.edges[1] is not None:
+        grad_b = -g * div(a, b, rounding_mode="floor")
+    return g, grad_b
+
+
+def _fmod_rule(ctx: Any, g: Tensor) -> tuple:
+    a, b = ctx.saved_tensors
+    grad_b = None
+    if ctx.edges[1] is not None:
+        grad_b = -g * div(a, b, rounding_mode="trunc")
+    return g, grad_b
+
+
+def _pow_forward(xp: Any, a: Any, b: Any) -> Any:
+    """Small integer powers by multiplication: NumPy's float power routine is far slower."""
+    if type(b) is int or type(b) is float:
+        if b == 2:
+            return a * a
+        if b == 3:
+            return a * a * a
+        if b == 1:
+            return a.copy()
+        if b == 0.5 and a.dtype.kind == "f":
+            return xp.sqrt(a)
+        if b == -1 and a.dtype.kind in "fc":
+            return 1 / a
+        if b < 0 and type(b) is int and a.dtype.kind in "iu":
+            raise RuntimeError("Integers to negative integer powers are not allowed.")
+    return a**b
+
+
+def _pow_rule(ctx: Any, g: Tensor) -> tuple:
+    a, b, out = ctx.saved_tensors
+    grad_a = grad_b = None
+    if ctx.edges[0] is not None:
+        if isinstance(b, Tensor):
+            grad_a = where(b == 0, 0.0, g * b * pow(a, b - 1))
+        elif b == 0:
+            grad_a = g * 0
+        else:
+            grad_a = g * b * pow(a, b - 1)
+    if ctx.edges[1] is not None:
+        from .unary import log
+
+        safe = where((a == 0) & (b >= 0), 1.0, a) if isinstance(a, Tensor) else a
+        grad_b = g * out * log(safe)
+        if isinstance(a, Tensor):
+            grad_b = where((a == 0) & (b >= 0), 0.0, grad_b)
+    return grad_a, grad_b
+
+
+def _atan2_rule(ctx: Any, g: Tensor) -> tuple:
+    a, b = ctx.saved_tensors
+    denominator = a * a + b * b
+    return g * b / denominator, -g * a / denominator
+
+
+def _extremum_rule(ctx: Any, g: Tensor, pick_first: Any) -> tuple:
+    a, b = ctx.saved_tensors
+    first = pick_first(a, b)
+    tie = a == b
+    grad_a = where(tie, g / 2, where(first, g, 0.0)) if ctx.edges[0] is not None else None
+    grad_b = where(tie, g / 2, where(first, 0.0, g)) if ctx.edges[1] is not None else None
+    return grad_a, grad_b
+
+
+def _fextremum_rule(ctx: Any, g: Tensor, pick_first: Any) -> tuple:
+    from .unary import isnan
+
+    a, b = ctx.saved_tensors
+    first = pick_first(a, b) | isnan(b)
+    return where(first, g, 0.0), where(first, 0.0, g)
+
+
+def _clamp_rule(ctx: Any, g: Tensor) -> tuple:
+    x, low, high = ctx.saved_tensors
+    inside = None
+    if low is not None:
+        inside = x >= low
+    if high is not None:
+        upper = x <= high
+        inside = upper if inside is None else inside & upper
+    grad_x = where(inside, g, 0.0) if ctx.edges[0] is not None else None
+    grad_low = where(x < low, g, 0.0) if ctx.edges[1] is not None else None
+    grad_high = where(x > high, g, 0.0) if ctx.edges[2] is not None else None
+    return grad_x, grad_low, grad_high
+
+
+def _where_rule(ctx: Any, g: Tensor) -> tuple:
+    condition = wrap(ctx.attrs["condition"], g.device)
+    grad_x = where(condition, g, 0.0) if ctx.edges[0] is not None else None
+    grad_y = where(condition, 0.0, g) if ctx.edges[1] is not None else None
+    return grad_x, grad_y
+
+
+def _lerp_rule(ctx: Any, g: Tensor) -> tuple:
+    start, end, weight = ctx.saved_tensors
+    grad_start = g * (1 - weight) if ctx.edges[0] is not None else None
+    grad_end = g * weight if ctx.edges[1] is not None else None
+    grad_weight = g * (end - start) if ctx.edges[2] is not None else None
+    return grad_start, grad_end, grad_weight
+
+
+_ADD = OpDef("add", _add_forward, _add_rule, promote=COMMON)
+_SUB = OpDef("sub", _sub_forward, _sub_rule, promote=COMMON)
+_MUL = OpDef("mul", lambda xp, a, b: a * b, _mul_rule, promote=COMMON, saves=SAVE_INPUTS)
+_DIV = OpDef("div", lambda xp, a, b: a / b, _div_rule, promote=FLOAT, saves=SAVE_BOTH)
+_FLOOR_DIV = OpDef("floor_divide", _floor_div_forward, _zero_rule, promote=COMMON)
+_TRUNC_DIV = OpDef(
+    "div_trunc", lambda xp, a, b: _trunc_divide(xp, a, b), _zero_rule, promote=COMMON
+)
+_REMAINDER = OpDef(
+    "remainder", lambda xp, a, b: xp.mod(a, b), _remainder_rule, promote=COMMON, saves=SAVE_INPUTS
+)
+_FMOD = OpDef("fmod", lambda xp, a, b: xp.fmod(a, b), _fmod_rule, promote=COMMON, saves=SAVE_INPUTS)
+_POW = OpDef("pow", _pow_forward, _pow_rule, promote=COMMON, saves=SAVE_BOTH)
+_ATAN2 = OpDef(
+    "atan2", lambda xp, a, b: xp.arctan2(a, b), _atan2_rule, promote=FLOAT, saves=SAVE_INPUTS
+)
+_MAXIMUM = OpDef(
+    "maximum",
+    lambda xp, a, b: xp.maximum(a, b),
+    lambda ctx, g: _extremum_rule(ctx, g, gt),
+    promote=COMMON,
+    saves=SAVE_INPUTS,
+)
+_MINIMUM = OpDef(
+    "minimum",
+    lambda xp, a, b: xp.minimum(a, b),
+    lambda ctx, g: _extremum_rule(ctx, g, lt),
+    promote=COMMON,
+    saves=SAVE_INPUTS,
+)
+_FMAX = OpDef(
+    "fmax",
+    lambda xp, a, b: xp.fmax(a, b),
+    lambda ctx, g: _fextremum_rule(ctx, g, ge),
+    promote=COMMON,
+    saves=SAVE_INPUTS,
+)
+_FMIN = OpDef(
+    "fmin",
+    lambda xp, a, b: xp.fmin(a, b),
+    lambda ctx, g: _fextremum_rule(ctx, g, le),
+    promote=COMMON,
+    saves=SAVE_INPUTS,
+)
+_CLAMP = OpDef(
+    "clamp",
+    lambda xp, x, low, high: xp.clip(x, low, high),
+    _clamp_rule,
+    promote=COMMON,
+    saves=SAVE_INPUTS,
+)
+_WHERE = OpDef(
+    "where",
+    lambda xp, x, y, condition: xp.where(condition, x, y),
+    _where_rule,
+    promote=COMMON,
+)
+_LERP = OpDef(
+    "lerp",
+    lambda xp, start, end, weight: start + weight * (end - start),
+    _lerp_rule,
+    promote=FLOAT,
+    saves=SAVE_INPUTS,
+)
+
+
+def _trunc_divide(xp: Any, a: Any, b: Any) -> Any:
+    """Division rounded toward zero (floor division, moved up by one where they differ)."""
+    if a.dtype.kind not in "iu":
+        return xp.trunc(a / b)
+    if _has_zero(xp, b):
+        raise ZeroDivisionError("ZeroDivisionError: integer division by zero in div")
+    quotient = xp.floor_divide(a, b)
+    return quotient + ((quotient < 0) & (quotient * b != a)).astype(quotient.dtype)
+
+
+def _comparison(name: str, forward: Any) -> OpDef:
+    return OpDef(name, forward, None, promote=COMMON)
+
+
+_EQ = _comparison("eq", lambda xp, a, b: a == b)
+_NE = _comparison("ne", lambda xp, a, b: a != b)
+_LT = _comparison("lt", lambda xp, a, b: a < b)
+_LE = _comparison("le", lambda xp, a, b: a <= b)
+_GT = _comparison("gt", lambda xp, a, b: a > b)
+_GE = _comparison("ge", lambda xp, a, b: a >= b)
+_ISCLOSE = OpDef(
+    "isclose",
+    lambda xp, a, b, rtol, atol, equal_nan: xp.isclose(
+        a, b, rtol=rtol, atol=atol, equal_nan=equal_nan
+    ),
+    None,
+    promote=COMMON,
+)
+_LOGICAL_AND = OpDef("logical_and", lambda xp, a, b: xp.logical_and(a, b), None)
+_LOGICAL_OR = OpDef("logical_or", lambda xp, a, b: xp.logical_or(a, b), None)
+_LOGICAL_XOR = OpDef("logical_xor", lambda xp, a, b: xp.logical_xor(a, b), None)
+
+
+def _bitwise(name: str, forward: Any) -> OpDef:
+    def checked(xp: Any, a: Any, b: Any) -> Any:
+        for operand in (a, b):
+            kind = (
+                operand.dtype.kind
+                if hasattr(operand, "dtype")
+                else ("f" if isinstance(operand, float) else "i")
+            )
+            if kind not in "iub":
+                raise TypeError(
+                    f"{name}: bitwise operations need integer or bool tensors, got dtype "
+                    f"{getattr(operand, 'dtype', type(operand).__name__)}"
+                )
+        return forward(a, b)
+
+    return OpDef(name, checked, None, promote=COMMON)
+
+
+_BITWISE_AND = _bitwise("bitwise_and", lambda a, b: a & b)
+_BITWISE_OR = _bitwise("bitwise_or", lambda a, b: a | b)
+_BITWISE_XOR = _bitwise("bitwise_xor", lambda a, b: a ^ b)
+_LSHIFT = _bitwise("bitwise_left_shift", lambda a, b: a << b)
+_RSHIFT = _bitwise("bitwise_right_shift", lambda a, b: a >> b)
+
+
+def add(input: Any, other: Any, *, alpha: Any = 1) -> Tensor:
+    """``input + alpha * other``."""
+    if alpha == 1:
+        return apply(_ADD, input, other)
+    return apply(_ADD, input, other, alpha=alpha)
+
+
+def sub(input: Any, other: Any, *, alpha: Any = 1) -> Tensor:
+    """``input - alpha * other``."""
+    _reject_bool_sub(input, other)
+    if alpha == 1:
+        return apply(_SUB, input, other)
+    return apply(_SUB, input, other, alpha=alpha)
+
+
+def rsub(input: Any, other: Any, *, alpha: Any = 1) -> Tensor:
+    """``other - alpha * input``."""
+    return sub(other, input, alpha=alpha)
+
+
+def _reject_bool_sub(a: Any, b: Any) -> None:
+    if (
+        (isinstance(a, Tensor) and a._data.dtype.kind == "b")
+        and (not isinstance(b, Tensor) or b._data.dtype.kind == "b")
+        and isinstance(b, bool | Tensor)
+    ):
+        raise RuntimeError(
+            "Subtraction, the `-` operator, with two bool tensors is not supported. Use the "
+            "`^` or `logical_xor()` operator instead."
+        )
+
+
+def mul(input: Any, other: Any) -> Tensor:
+    return apply(_MUL, input, other)
+
+
+def div(input: Any, other: Any, *, rounding_mode: str | None = None) -> Tensor:
+    """True division, or rounded with ``rounding_mode`` "trunc" or "floor"."""
+    if rounding_mode is None:
+        return apply(_DIV, input, other)
+    if rounding_mode == "floor":
+        return apply(_FLOOR_DIV, input, other)
+    if rounding_mode == "trunc":
+        return apply(_TRUNC_DIV, input, other)
+    raise ValueError(
+        f"div expected rounding_mode to be one of None, 'trunc', or 'floor' but found "
+        f"'{rounding_mode}'"
+    )
+
+
+true_divide = div
+
+
+def floor_divide(input: Any, other: Any) -> Tensor:
+    return apply(_FLOOR_DIV, input, other)
+
+
+def remainder(input: Any, other: Any) -> Tensor:
+    """Python-style modulus: the result has the sign of ``other``."""
+    return apply(_REMAINDER, input, other)
+
+
+def fmod(input: Any, other: Any) -> Tensor:
+    """C-style modulus: the result has the sign of ``input``."""
+    return apply(_FMOD, input, other)
+
+
+def pow(input: Any, exponent: Any) -> Tensor:  # noqa: A001
+    return apply(_POW, input, exponent)
+
+
+def atan2(input: Any, other: Any) -> Tensor:
+    return apply(_ATAN2, input, other)
+
+
+def maximum(input: Tensor, other: Tensor) -> Tensor:
+    return apply(_MAXIMUM, input, other)
+
+
+def minimum(input: Tensor, other: Tensor) -> Tensor:
+    return apply(_MINIMUM, input, other)
+
+
+def fmax(input: Tensor, other: Tensor) -> Tensor:
+    """Elementwise maximum that ignores NaN where the other operand is a number."""
+    return apply(_FMAX, input, other)
+
+
+def fmin(input: Tensor, other: Tensor) -> Tensor:
+    return apply(_FMIN, input, other)
+
+
+def clamp(input: Tensor, min: Any = None, max: Any = None) -> Tensor:
+    """Limit values to [min, max]; either bound may be a number or a tensor."""
+    if min is None and max is None:
+        raise RuntimeError("torch.clamp: At least one of 'min' or 'max' must not be None")
+    return apply(_CLAMP, input, min, max)
+
+
+clip = clamp
+
+
+def where(condition: Any, input: Any = None, other: Any = None) -> Any:
+    """``input`` where ``condition`` holds, else ``other``; ``where(c)`` is ``nonzero(c, as_tuple=True)``."""
+    if input is None and other is None:
+        from .indexing import nonzero
+
+        return nonzero(condition, as_tuple=True)
+    if not isinstance(condition, Tensor):
+        raise TypeError(f"where(): condition must be a Tensor, got {type(condition).__name__}")
+    if condition._data.dtype.kind != "b":
+        raise RuntimeError(
+            f"where expected condition to be a boolean tensor, but got a tensor with dtype "
+            f"{condition.dtype}"
+        )
+    for operand in (input, other):
+        if isinstance(operand, Tensor) and operand._device is not condition._device:
+            from ._apply import raise_device_mismatch
+
+            raise_device_mismatch(_WHERE, (condition, operand))
+    if not isinstance(input, Tensor) and not isinstance(other, Tensor):
+        from .creation import tensor as make_tensor
+
+        input = make_tensor(input, device=condition.device)
+    return apply(_WHERE, input, other, condition=condition._data)
+
+
+def lerp(input: Tensor, end: Tensor, weight: Any) -> Tensor:
+    """``input + weight * (end - input)``."""
+    return apply(_LERP, input, end, weight)
+
+
+def eq(input: Any, other: Any) -> Tensor:
+    return apply(_EQ, input, other)
+
+
+def ne(input: Any, other: Any) -> Tensor:
+    return apply(_NE, input, other)
+
+
+def lt(input: Any, other: Any) -> Tensor:
+    return apply(_LT, input, other)
+
+
+def le(input: Any, other: Any) -> Tensor:
+    return apply(_LE, input, other)
+
+
+def gt(input: Any, other: Any) -> Tensor:
+    return apply(_GT, input, other)
+
+
+def ge(input: Any, other: Any) -> Tensor:
+    return apply(_GE, input, other)
+
+
+def logical_and(input: Any, other: Any) -> Tensor:
+    return apply(_LOGICAL_AND, input, other)
+
+
+def logical_or(input: Any, other: Any) -> Tensor:
+    return apply(_LOGICAL_OR, input, other)
+
+
+def logical_xor(input: Any, other: Any) -> Tensor:
+    return apply(_LOGICAL_XOR, input, other)
+
+
+def bitwise_and(input: Any, other: Any) -> Tensor:
+    return apply(_BITWISE_AND, input, other)
+
+
+def bitwise_or(input: Any, other: Any) -> Tensor:
+    return apply(_BITWISE_OR, input, other)
+
+
+def bitwise_xor(input: Any, other: Any) -> Tensor:
+    return apply(_BITWISE_XOR, input, other)
+
+
+def bitwise_left_shift(input: Any, other: Any) -> Tensor:
+    return apply(_LSHIFT, input, other)
+
+
+def bitwise_right_shift(input: Any, other: Any) -> Tensor:
+    return apply(_RSHIFT, input, other)
+
+
+def isclose(
+    input: Tensor, other: Tensor, rtol: float = 1e-05, atol: float = 1e-08, equal_nan: bool = False
+) -> Tensor:
+    return apply(_ISCLOSE, input, other, rtol=rtol, atol=atol, equal_nan=equal_nan)
+
+
+def allclose(
+    input: Tensor, other: Tensor, rtol: float = 1e-05, atol: float = 1e-08, equal_nan: bool = False
+) -> bool:
+    return bool(isclose(input, other, rtol, atol, equal_nan).all())
+
+
+def equal(input: Tensor, other: Tensor) -> bool:
+    """True when both tensors have the same shape and elements."""
+    return tuple(input.shape) == tuple(other.shape) and bool(eq(input, other).all())
+
+
+def addcmul(input: Tensor, tensor1: Tensor, tensor2: Tensor, *, value: Any = 1) -> Tensor:
+    """``input + value * tensor1 * tensor2``."""
+    product = mul(tensor1, tensor2)
+    return add(input, product if value == 1 else mul(product, value))
+
+
+def addcdiv(input: Tensor, tensor1: Tensor, tensor2: Tensor, *, value: Any = 1) -> Tensor:
+    """``input + value * tensor1 / tensor2``."""
+    quotient = div(tensor1, tensor2)
+    return add(input, quotient if value == 1 else mul(quotient, value))

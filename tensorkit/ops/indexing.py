@@ -1,0 +1,535 @@
+"""Indexing: ``t[index]``, ``t[index] = v``, gather/scatter, index_select/index_add, masks,
+sorting and selection (sort, argsort, topk, unique, nonzero).
+
+Basic indexing (ints, slices, None, Ellipsis) gives views; integer-array and boolean-mask
+indexing gives copies. Every differentiable op here has a gradient op that is itself
+differentiable, so double backward works through indexing too.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from .._backend import add_at, to_device_array
+from .._dtype import int64
+from ..tensor import Tensor, normalize_dim, wrap
+from ._apply import COMMON, OpDef, apply
+from .reduction import values_indices
+from .shape import narrow, reshape
+
+
+# ------------------------------------------------------------------- index preparation
+def _is_basic(index: tuple) -> bool:
+    return all(
+        item is None
+        or item is Ellipsis
+        or (isinstance(item, slice | int)
+        and not isinstance(item, bool))
+        for item in index
+    )
+
+
+def prepare_index(tensor: Tensor, index: Any) -> tuple[tuple, bool]:
+    """Turn a user's index into a tuple NumPy/CuPy understand, and say whether it is basic."""
+    if not isinstance(index, tuple):
+        index = (index,)
+    items = []
+    for item in index:
+        if isinstance(item, Tensor):
+            if item._device is not tensor._device and item.ndim:
+                raise RuntimeError(
+                    f"indices should be either on cpu or on the same device as the indexed tensor "
+                    f"({tensor.device}), got indices on {item.device}"
+                )
+            if item._data.dtype.kind not in "iub":
+                raise IndexError(
+                    f"tensors used as indices must be long, int, byte or bool tensors, got "
+                    f"{item.dtype}"
+                )
+            if item.ndim == 0 and item._data.dtype.kind in "iu":
+                items.append(int(item.item()))
+            else:
+                items.append(to_device_array(item._data, tensor._device))
+        elif isinstance(item, list):
+            items.append(tensor._device.xp.asarray(item))
+        elif isinstance(item, np.integer):
+            items.append(int(item))
+        elif isinstance(item, bool):
+            items.append(tensor._device.xp.asarray(item))
+        elif item is None or item is Ellipsis or isinstance(item, slice | int):
+            items.append(item)
+        elif hasattr(item, "__index__"):
+            items.append(item.__index__())
+        else:
+            raise IndexError(
+                "only integers, slices (`:`), ellipsis (`...`), None and long or byte Variables "
+                f"are valid indices (got {type(item).__name__})"
+            )
+    index = tuple(items)
+    basic = _is_basic(index)
+    if basic and Ellipsis not in index:
+        index = index + (Ellipsis,)  # makes an all-int index return a 0-d view, not a scalar
+    _check_bounds(tensor, index)
+    return index, basic
+
+
+def _check_bounds(tensor: Tensor, index: tuple) -> None:
+    """Raise IndexError naming the dimension, as PyTorch does, for ints out of range."""
+    shape = tensor._data.shape
+    consumed = sum(1 for item in index if item is not None and item is not Ellipsis)
+    consumed += sum(
+        getattr(item, "ndim", 1) - 1
+        for item in index
+        if hasattr(item, "dtype") and item.dtype.kind == "b"
+    )
+    if consumed > len(shape):
+        raise IndexError(f"too many indices for tensor of dimension {len(shape)} (got {consumed})")
+    dim = 0
+    for item in index:
+        if item is Ellipsis:
+            dim = len(shape) - sum(
+                1 for later in index[index.index(Ellipsis) + 1 :] if later is not None
+            )
+            continue
+        if item is None:
+            continue
+        if isinstance(item, int):
+            size = shape[dim]
+            if not -size <= item < size:
+                raise IndexError(
+                    f"index {item} is out of bounds for dimension {dim} with size {size}"
+                )
+        elif hasattr(item, "dtype") and item.dtype.kind in "iu" and item.size:
+            size = shape[dim]
+            high, low = int(item.max()), int(item.min())
+            if high >= size or low < -size:
+                bad = high if high >= size else low
+                raise IndexError(
+                    f"index {bad} is out of bounds for dimension {dim} with size {size}"
+                )
+        elif hasattr(item, "dtype") and item.dtype.kind == "b":
+            expected = shape[dim : dim + item.ndim]
+            if tuple(item.shape) != tuple(expected):
+                raise IndexError(
+                    f"The shape of the mask {list(item.shape)} at index {dim} does not match the "
+                    f"shape of the indexed tensor {list(shape)}"
+                )
+            dim += item.ndim
+            continue
+        dim += 1
+
+
+# ----------------------------------------------------------------------- reading
+def _slice_backward_forward(xp: Any, g: Any, shape: tuple, index: tuple) -> Any:
+    out = xp.zeros(shape, g.dtype)
+    out[index] = g
+    return out
+
+
+_GETITEM_VIEW = OpDef(
+    "select",
+    lambda xp, x, index: x[index],
+    lambda ctx, g: slice_backward(g, ctx.input_meta[0][0], ctx.attrs["index"]),
+    view=True,
+    node_name="SliceBackward0",
+)
+_SLICE_BACKWARD = OpDef(
+    "slice_backward",
+    _slice_backward_forward,
+    lambda ctx, gg: apply(_GETITEM_VIEW, gg, index=ctx.attrs["index"]),
+)
+
+
+def slice_backward(g: Tensor, shape: tuple, index: tuple) -> Tensor:
+    """Zeros of ``shape`` with ``g`` placed where the basic ``index`` reads."""
+    return apply(_SLICE_BACKWARD, g, shape=shape, index=index)
+
+
+def _index_backward_forward(xp: Any, g: Any, shape: tuple, index: tuple) -> Any:
+    out = xp.zeros(shape, g.dtype)
+    add_at(xp, out, index, g)
+    return out
+
+
+_GETITEM_ADVANCED = OpDef(
+    "index",
+    lambda xp, x, index: x[index],
+    lambda ctx, g: apply(_INDEX_BACKWARD, g, shape=ctx.input_meta[0][0], index=ctx.attrs["index"]),
+)
+_INDEX_BACKWARD = OpDef(
+    "index_backward",
+    _index_backward_forward,
+    lambda ctx, gg: apply(_GETITEM_ADVANCED, gg, index=ctx.attrs["index"]),
+)
+
+
+def getitem(tensor: Tensor, index: Any) -> Tensor:
+    """``tensor[index]``: a view for basic indices, a copy for integer or mask indices."""
+    prepared, basic = prepare_index(tensor, index)
+    if basic:
+        return apply(_GETITEM_VIEW, tensor, index=prepared)
+    return apply(_GETITEM_ADVANCED, tensor, index=prepared)
+
+
+# ----------------------------------------------------------------------- writing
+def _index_put_forward(xp: Any, x: Any, value: Any, index: tuple) -> Any:
+    out = x.copy()
+    out[index] = value
+    return out
+
+
+def _index_put_rule(ctx: Any, g: Tensor) -> tuple:
+    index = ctx.attrs["index"]
+    grad_x = apply(_INDEX_PUT, g, 0.0, index=index) if ctx.edges[0] is not None else None
+    grad_value = apply(_GETITEM_ADVANCED, g, index=index) if ctx.edges[1] is not None else None
+    return grad_x, grad_value
+
+
+_INDEX_PUT = OpDef("index_put", _index_put_forward, _index_put_rule, node_name="IndexPutBackward0")
+
+
+def setitem(tensor: Tensor, index: Any, value: Any) -> None:
+    """``tensor[index] = value``, in place and differentiable."""
+    from .inplace import copy_, inplace_update
+
+    if isinstance(value, Tensor) and value._device is not tensor._device:
+        raise RuntimeError(
+            f"Expected all tensors to be on the same device, but found at least two devices, "
+            f"{tensor.device} and {value.device}! (when assigning to a slice)"
+        )
+    prepared, basic = prepare_index(tensor, index)
+    if basic:
+        copy_(apply(_GETITEM_VIEW, tensor, index=prepared), value)
+        return
+    if isinstance(value, Tensor) and value._data.dtype != tensor._data.dtype:
+        value = value.to(tensor.dtype)
+    inplace_update(tensor, apply(_INDEX_PUT, tensor, value, index=prepared), "index_put_")
+
+
+# ------------------------------------------------------------------- gather and scatter
+def _grid(xp: Any, index: Any, dim: int) -> tuple:
+    """An open-mesh index reading ``index`` along ``dim`` and position elsewhere."""
+    grid = []
+    for axis, n in enumerate(index.shape):
+        if axis == dim:
+            grid.append(index)
+        else:
+            shape = [1] * index.ndim
+            shape[axis] = n
+            grid.append(xp.arange(n).reshape(shape))
+    return tuple(grid)
+
+
+def _gather_forward(xp: Any, x: Any, index: Any, dim: int) -> Any:
+    return x[_grid(xp, index, dim)]
+
+
+def _scatter_add_forward(xp: Any, x: Any, src: Any, index: Any, dim: int) -> Any:
+    out = x.copy()
+    add_at(xp, out, _grid(xp, index, dim), src[tuple(slice(0, n) for n in index.shape)])
+    return out
+
+
+def _scatter_forward(xp: Any, x: Any, src: Any, index: Any, dim: int) -> Any:
+    out = x.copy()
+    values = (
+        src
+        if not hasattr(src, "shape") or not src.shape
+        else src[tuple(slice(0, n) for n in index.shape)]
+    )
+    out[_grid(xp, index, dim)] = values
+    return out
+
+
+_GATHER = OpDef(
+    "gather",
+    _gather_forward,
+    lambda ctx, g: scatter_add(
+        g.new_zeros(ctx.input_meta[0][0]), ctx.attrs["dim"], _index_tensor(ctx, g), g
+    ),
+)
+_SCATTER_ADD = OpDef(
+    "scatter_add",
+    _scatter_add_forward,
+    lambda ctx, g: (g, gather(g, ctx.attrs["dim"], _index_tensor(ctx, g))),
+    promote=COMMON,
+)
+_SCATTER = OpDef(
+    "scatter",
+    _scatter_forward,
+    lambda ctx, g: (
+        scatter(g, ctx.attrs["dim"], _index_tensor(ctx, g), 0.0),
+        gather(g, ctx.attrs["dim"], _index_tensor(ctx, g)) if ctx.edges[1] is not None else None,
+    ),
+    promote=COMMON,
+)
+
+
+def _index_tensor(ctx: Any, like: Tensor) -> Tensor:
+    return wrap(ctx.attrs["index"], like.device)
+
+
+def _check_gather_index(name: str, input: Tensor, dim: int, index: Tensor) -> int:
+    if not isinstance(index, Tensor) or index._data.dtype.kind not in "iu":
+        raise RuntimeError(f"{name}(): Expected dtype int64 for index")
+    d = normalize_dim(dim, max(input.ndim, 1))
+    if index.ndim != input.ndim:
+        raise RuntimeError(
+            f"Index tensor must have the same number of dimensions as input tensor (index shape "
+            f"{list(index.shape)}, input shape {list(input.shape)})"
+        )
+    for axis in range(input.ndim):
+        if axis != d and index.shape[axis] > input.shape[axis]:
+            raise RuntimeError(
+                f"Size does not match at dimension {axis} expected index {list(index.shape)} to be "
+                f"smaller than self {list(input.shape)} apart from dimension {d}"
+            )
+    if index.numel():
+        high, low = int(index._data.max()), int(index._data.min())
+        size = input.shape[d]
+        if high >= size or low < -size:
+            raise RuntimeError(
+                f"index {high if high >= size else low} is out of bounds for dimension {d} with "
+                f"size {size}"
+            )
+    return d
+
+
+def gather(input: Tensor, dim: int, index: Tensor) -> Tensor:
+    """``out[i][j] = input[index[i][j]][j]`` for dim 0 (and likewise for other dims)."""
+    d = _check_gather_index("gather", input, dim, index)
+    return apply(_GATHER, input, index=index._data, dim=d)
+
+
+def scatter_add(input: Tensor, dim: int, index: Tensor, src: Tensor) -> Tensor:
+    """A copy of ``input`` with ``src`` added at the positions ``index`` names along ``dim``."""
+    d = _check_gather_index("scatter_add", input, dim, index)
+    return apply(_SCATTER_ADD, input, src, index=index._data, dim=d)
+
+
+def scatter(
+    input: Tensor,
+    dim: int,
+    index: Tensor,
+    src: Any = None,
+    *,
+    value: Any = None,
+    reduce: str | None = None,
+) -> Tensor:
+    """A copy of ``input`` with ``src`` (or ``value``) written at the ``index`` positions."""
+    d = _check_gather_index("scatter", input, dim, index)
+    source = src if src is not None else value
+    if reduce == "add":
+        if not isinstance(source, Tensor):
+            source = input.new_full(index.shape, source)
+        return scatter_add(input, dim, index, source)
+    if reduce is not None:
+        raise ValueError(f"scatter(): reduce must be None or 'add', got {reduce!r}")
+    return apply(_SCATTER, input, source, index=index._data, dim=d)
+
+
+def take_along_dim(input: Tensor, indices: Tensor, dim: int | None = None) -> Tensor:
+    """Pick values along ``dim`` at ``indices`` (broadcasting the other dims)."""
+    if dim is None:
+        return take_along_dim(reshape(input, (-1,)), reshape(indices, (-1,)), 0)
+    d = normalize_dim(dim, input.ndim)
+    shape = list(
+        np.broadcast_shapes(
+            tuple(n for i, n in enumerate(input.shape) if i != d),
+            tuple(n for i, n in enumerate(indices.shape) if i != d),
+        )
+    )
+    input_shape = shape[:d] + [input.shape[d]] + shape[d:]
+    index_shape = shape[:d] + [indices.shape[d]] + shape[d:]
+    return gather(input.expand(input_shape), d, indices.expand(index_shape))
+
+
+def index_select(input: Tensor, dim: int, index: Tensor) -> Tensor:
+    d = normalize_dim(dim, max(input.ndim, 1))
+    if index.ndim > 1:
+        raise IndexError(
+            f"index_select(): Index is supposed to be a vector, got shape {list(index.shape)}"
+        )
+    selector = (slice(None),) * d + (reshape(index, (-1,)),)
+    return getitem(input, selector)
+
+
+def _index_add_forward(xp: Any, x: Any, source: Any, index: Any, dim: int, alpha: Any) -> Any:
+    out = x.copy()
+    add_at(xp, out, (slice(None),) * dim + (index,), source * alpha if alpha != 1 else source)
+    return out
+
+
+_INDEX_ADD = OpDef(
+    "index_add",
+    _index_add_forward,
+    lambda ctx, g: (
+        g,
+        index_select(g, ctx.attrs["dim"], wrap(ctx.attrs["index"], g.device)) * ctx.attrs["alpha"],
+    ),
+    promote=COMMON,
+)
+
+
+def index_add(input: Tensor, dim: int, index: Tensor, source: Tensor, *, alpha: Any = 1) -> Tensor:
+    d = normalize_dim(dim, max(input.ndim, 1))
+    return apply(_INDEX_ADD, input, source, index=index._data, dim=d, alpha=alpha)
+
+
+def masked_fill(input: Tensor, mask: Tensor, value: Any) -> Tensor:
+    """``value`` where ``mask`` is True, ``input`` elsewhere."""
+    from .binary import where
+
+    if mask._data.dtype.kind != "b":
+        raise RuntimeError(
+            f"masked_fill_ only supports boolean masks, but got mask with dtype {mask.dtype}"
+        )
+    if isinstance(value, Tensor) and value.ndim != 0:
+        raise RuntimeError(
+            f"masked_fill_ only supports a 0-dimensional value tensor, but got tensor with "
+            f"{value.ndim} dimension(s)."
+        )
+    if not isinstance(value, Tensor):
+        value = input.new_tensor(value)
+    return where(mask, value.to(input.dtype), input)
+
+
+def masked_select(input: Tensor, mask: Tensor) -> Tensor:
+    """The elements where ``mask`` (broadcast to the input's shape) is True, as 1-D."""
+    if mask._data.dtype.kind != "b":
+        raise RuntimeError(f"masked_select: expected BoolTensor for mask, got {mask.dtype}")
+    shape = np.broadcast_shapes(tuple(input.shape), tuple(mask.shape))
+    return getitem(input.expand(shape), mask.expand(shape))
+
+
+def masked_scatter(input: Tensor, mask: Tensor, source: Tensor) -> Tensor:
+    count = int(mask.sum().item())
+    flat = reshape(source, (-1,))
+    result = input.clone()
+    setitem(result, mask.expand(input.shape), narrow(flat, 0, 0, count))
+    return result
+
+
+# ------------------------------------------------------------------- sorting and search
+def _nonzero_forward(xp: Any, x: Any) -> Any:
+    if x.ndim == 0:
+        return xp.zeros((int(bool(x)), 0), "int64")
+    return xp.stack(xp.nonzero(x), axis=1).astype("int64")
+
+
+_NONZERO = OpDef("nonzero", _nonzero_forward, None)
+
+
+def nonzero(input: Tensor, *, as_tuple: bool = False) -> Any:
+    """Indices of nonzero elements: an (n, ndim) int64 tensor, or one 1-D tensor per dim."""
+    indices = apply(_NONZERO, input)
+    if not as_tuple:
+        return indices
+    if input.ndim == 0:
+        return (reshape(indices, (-1,)),)
+    return tuple(indices[:, i].contiguous() for i in range(input.ndim))
+
+
+def argwhere(input: Tensor) -> Tensor:
+    return nonzero(input)
+
+
+_ARGSORT = OpDef(
+    "argsort",
+    lambda xp, x, axis, descending, stable: _argsort(xp, x, axis, descending),
+    None,
+)
+
+
+def _argsort(xp: Any, x: Any, axis: int, descending: bool) -> Any:
+    if descending:
+        # Stable descending order: sort the reversed array ascending, then map back.
+        n = x.shape[axis]
+        flipped = xp.flip(x, axis)
+        order = xp.argsort(flipped, axis=axis, kind="stable")
+        order = n - 1 - order
+        return xp.flip(order, axis).astype("int64")
+    return xp.argsort(x, axis=axis, kind="stable").astype("int64")
+
+
+def argsort(input: Tensor, dim: int = -1, descending: bool = False, stable: bool = False) -> Tensor:
+    if input.ndim == 0:
+        return input.new_zeros((), dtype=int64)
+    d = normalize_dim(dim, input.ndim)
+    return apply(_ARGSORT, input, axis=d, descending=descending, stable=stable)
+
+
+def sort(input: Tensor, dim: int = -1, descending: bool = False, stable: bool = False) -> Any:
+    """(values, indices) sorted along ``dim``; ties keep their order."""
+    if input.ndim == 0:
+        return values_indices(input.clone(), input.new_zeros((), dtype=int64))
+    indices = argsort(input, dim, descending, stable)
+    return values_indices(gather(input, dim, indices), indices)
+
+
+def msort(input: Tensor) -> Tensor:
+    return sort(input, 0).values
+
+
+def topk(input: Tensor, k: int, dim: int = -1, largest: bool = True, sorted: bool = True) -> Any:
+    """The ``k`` largest (or smallest) values along ``dim`` and their indices."""
+    d = normalize_dim(dim, max(input.ndim, 1))
+    size = input.shape[d] if input.ndim else 1
+    if not 0 <= k <= size:
+        raise RuntimeError(f"selected index k out of range (k={k}, size of dim {d} is {size})")
+    order = argsort(input, d, descending=largest)
+    indices = narrow(order, d, 0, k).contiguous()
+    return values_indices(gather(input, d, indices), indices)
+
+
+def kthvalue(input: Tensor, k: int, dim: int = -1, keepdim: bool = False) -> Any:
+    d = normalize_dim(dim, input.ndim)
+    values, indices = topk(input, k, d, largest=False)
+    values, indices = narrow(values, d, k - 1, 1), narrow(indices, d, k - 1, 1)
+    if not keepdim:
+        values, indices = values.squeeze(d), indices.squeeze(d)
+    return values_indices(values, indices)
+
+
+def unique(
+    input: Tensor,
+    sorted: bool = True,
+    return_inverse: bool = False,
+    return_counts: bool = False,
+    dim: int | None = None,
+) -> Any:
+    """The distinct values (sorted), optionally with inverse indices and counts."""
+    xp = input.device.xp
+    data = input._data
+    axis = None if dim is None else normalize_dim(dim, input.ndim)
+    values, inverse, counts = xp.unique(data, return_inverse=True, return_counts=True, axis=axis)
+    dev = input.device
+    result = [wrap(values, dev)]
+    if return_inverse:
+        shape = data.shape if axis is None else (data.shape[axis],)
+        result.append(wrap(inverse.reshape(shape).astype("int64"), dev))
+    if return_counts:
+        result.append(wrap(counts.astype("int64"), dev))
+    return result[0] if len(result) == 1 else tuple(result)
+
+
+def searchsorted(
+    sorted_sequence: Tensor, values: Any, *, right: bool = False, side: str | None = None
+) -> Tensor:
+    xp = sorted_sequence.device.xp
+    side = side or ("right" if right else "left")
+    v = values._data if isinstance(values, Tensor) else xp.asarray(values)
+    if sorted_sequence.ndim == 1:
+        out = xp.searchsorted(sorted_sequence._data, v, side=side)
+    else:
+        rows = sorted_sequence._data.reshape(-1, sorted_sequence.shape[-1])
+        vals = v.reshape(-1, v.shape[-1])
+        out = xp.stack([xp.searchsorted(r, q, side=side) for r, q in zip(rows, vals, strict=True)])
+        out = out.reshape(v.shape)
+    return wrap(xp.asarray(out).astype("int64"), sorted_sequence.device)
+
+
+def bucketize(input: Tensor, boundaries: Tensor, *, right: bool = False) -> Tensor:
+    return searchsorted(boundaries, input, side="left" if not right else "right")

@@ -1,0 +1,171 @@
+"""In-place ops (``add_``, ``copy_``, ``t[i] = v``, ...), all through one mechanism.
+
+An in-place op computes its out-of-place result, writes it into the tensor's storage, bumps
+the (shared) version counter and moves the tensor to the result's place in the graph. When
+the tensor is a view of a base that takes part in the graph, the base's history is rewritten
+too (PyTorch's CopySlices): the base gets a node that routes the view's part of its gradient
+through the in-place op and the rest around it.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+import numpy as np
+
+from .. import _state
+from .._callsite import user_call_site
+from ..autograd.grad_mode import enable_grad
+from ..tensor import Tensor, wrap
+from ._apply import OpDef, apply, make_node, replay_view, replay_view_on_array
+from .binary import where
+
+
+def _copy_forward(xp: Any, src: Any, shape: tuple, np_dtype: Any) -> Any:
+    return xp.array(xp.broadcast_to(src, shape), dtype=np_dtype, copy=True)
+
+
+_COPY = OpDef("copy", _copy_forward, lambda ctx, g: g, node_name="CopyBackwards")
+
+
+def _copy_slices_rule(ctx: Any, g: Tensor) -> tuple:
+    view_fn = ctx.attrs["view_fn"]
+    xp = g.device.xp
+    mask = xp.zeros(g.shape, dtype=bool)
+    replay_view_on_array(view_fn, xp, mask)[...] = True
+    grad_base = where(wrap(mask, g.device), 0.0, g) if ctx.edges[0] is not None else None
+    grad_result = replay_view(view_fn, g) if ctx.edges[1] is not None else None
+    return grad_base, grad_result
+
+
+_COPY_SLICES = OpDef(
+    "copy_slices", lambda xp, base, result: base, _copy_slices_rule, node_name="CopySlices"
+)
+
+
+def _check_target(tensor: Tensor, result: Tensor, op_name: str) -> None:
+    if _state.grad_enabled and tensor._requires_grad and tensor.grad_fn is None:
+        raise RuntimeError(
+            f"a leaf Variable that requires grad is being used in an in-place operation "
+            f"({op_name} on a tensor of shape {list(tensor.shape)}). Wrap it in "
+            "`with tk.no_grad():` if you mean to change the parameter itself."
+        )
+    base = tensor._base
+    if _state.grad_enabled and base is not None and base._requires_grad and base.grad_fn is None:
+        raise RuntimeError(
+            f"a view of a leaf Variable that requires grad is being used in an in-place "
+            f"operation ({op_name} on a view of shape {list(tensor.shape)})."
+        )
+    source, target = result._data.dtype, tensor._data.dtype
+    if source != target and not np.can_cast(source, target, casting="same_kind"):
+        raise RuntimeError(
+            f"result type {_torch_name(source)} can't be cast to the desired output type "
+            f"{_torch_name(target)} (in {op_name} on a tensor of dtype {tensor.dtype})"
+        )
+    if result._data.shape != tensor._data.shape:
+        raise RuntimeError(
+            f"output with shape {list(tensor.shape)} doesn't match the broadcast shape "
+            f"{list(result.shape)} (in {op_name})"
+        )
+
+
+def _torch_name(np_dtype: Any) -> str:
+    names = {"f": "Float", "c": "ComplexFloat", "i": "Long", "u": "Byte", "b": "Bool"}
+    return f"{names[np_dtype.kind]} ({np_dtype})"
+
+
+def inplace_update(tensor: Tensor, result: Tensor, op_name: str) -> Tensor:
+    """Write ``result`` into ``tensor``'s storage and give ``tensor`` the result's history."""
+    _check_target(tensor, result, op_name)
+    base = tensor._base
+    recording = _state.grad_enabled and (
+        result._requires_grad or tensor._requires_grad or (base is not None and base._requires_grad)
+    )
+    tensor._data[...] = result._data
+    site = user_call_site() if recording else None
+    tensor.bump_version(op_name, site)
+    if not recording:
+        return tensor
+    if base is not None and tensor._view_fn is not None:
+        _rebase_view(tensor, base, result)
+    elif result.grad_fn is not None:
+        tensor.grad_fn = result.grad_fn
+        tensor._output_nr = result._output_nr
+        tensor._requires_grad = True
+    else:  # overwritten by values that need no gradient: the old history no longer matters
+        tensor.grad_fn = None
+        tensor._requires_grad = False
+    return tensor
+
+
+def _rebase_view(view: Tensor, base: Tensor, result: Tensor) -> None:
+    """Rewrite ``base``'s history so gradient through the view's region goes to ``result``."""
+    old_base = _graph_alias(base, base._data)
+    node = make_node(_COPY_SLICES, (old_base, result), {"view_fn": view._view_fn})
+    base.grad_fn = node
+    base._output_nr = 0
+    base._requires_grad = True
+    with enable_grad():
+        replayed = replay_view(view._view_fn, base)
+    view.grad_fn = replayed.grad_fn
+    view._output_nr = replayed._output_nr
+    view._requires_grad = True
+
+
+def _graph_alias(tensor: Tensor, data: Any) -> Tensor:
+    """A tensor standing where ``tensor`` stands in the graph, around ``data``."""
+    alias = wrap(data, tensor._device)
+    alias.grad_fn = tensor.grad_fn
+    alias._output_nr = tensor._output_nr
+    alias._requires_grad = tensor._requires_grad
+    if tensor.grad_fn is None and tensor._requires_grad:
+        alias._grad_accumulator = tensor._grad_accumulator
+    return alias
+
+
+def snapshot(tensor: Tensor, args: tuple) -> Tensor:
+    """The tensor's current value as the input of an in-place op: itself when nothing will be
+    recorded, else a copy standing at the same place in the graph (the gradient rule may need
+    the value from before the change)."""
+    if not _state.grad_enabled:
+        return tensor
+    if tensor._requires_grad or any(isinstance(a, Tensor) and a._requires_grad for a in args):
+        return _graph_alias(tensor, tensor._data.copy())
+    return tensor
+
+
+def copy_(tensor: Tensor, src: Any, non_blocking: bool = False) -> Tensor:
+    """Copy ``src`` (broadcast, cast, moved across devices) into ``tensor``."""
+    if isinstance(src, Tensor):
+        if src._device is not tensor._device:
+            src = src.to(tensor._device)
+        result = apply(_COPY, src, shape=tensor._data.shape, np_dtype=tensor._data.dtype)
+    else:
+        data = tensor._device.xp.full(tensor._data.shape, src, dtype=tensor._data.dtype)
+        result = wrap(data, tensor._device)
+    return inplace_update(tensor, result, "copy_")
+
+
+def fill_(tensor: Tensor, value: Any) -> Tensor:
+    if isinstance(value, Tensor) and value.ndim != 0:
+        raise RuntimeError(
+            f"fill_ only supports 0-dimension value tensor but got tensor with {value.ndim} "
+            "dimensions."
+        )
+    return copy_(tensor, value)
+
+
+def zero_(tensor: Tensor) -> Tensor:
+    return copy_(tensor, 0)
+
+
+def make_inplace(function: Callable, name: str) -> Callable:
+    """The in-place method ``name`` (e.g. ``add_``) of an out-of-place op ``function``."""
+
+    def method(self: Tensor, *args: Any, **kwargs: Any) -> Tensor:
+        return inplace_update(self, function(snapshot(self, args), *args, **kwargs), name)
+
+    method.__name__ = method.__qualname__ = name
+    method.__doc__ = f"In-place version of :meth:`{function.__name__}`."
+    return method

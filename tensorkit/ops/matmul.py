@@ -1,0 +1,188 @@
+"""Matrix products: matmul (``@``) with batching and broadcasting, mm, bmm, mv, dot, outer,
+tensordot and einsum."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from ..tensor import Tensor
+from ._apply import COMMON, SAVE_INPUTS, OpDef, apply
+
+
+def _matmul_forward(xp: Any, a: Any, b: Any) -> Any:
+    return xp.matmul(a, b)
+
+
+def _matmul_rule(ctx: Any, g: Tensor) -> tuple:
+    a, b = ctx.saved_tensors
+    grad_a = matmul(g, b.mT) if ctx.edges[0] is not None else None
+    grad_b = matmul(a.mT, g) if ctx.edges[1] is not None else None
+    return grad_a, grad_b
+
+
+_MATMUL = OpDef(
+    "matmul",
+    _matmul_forward,
+    _matmul_rule,
+    promote=COMMON,
+    saves=SAVE_INPUTS,
+    node_name="MmBackward0",
+)
+
+
+def _shape_error(a: Tensor, b: Tensor) -> RuntimeError:
+    return RuntimeError(
+        f"mat1 and mat2 shapes cannot be multiplied ({'x'.join(map(str, a.shape))} and "
+        f"{'x'.join(map(str, b.shape))})"
+    )
+
+
+def matmul(input: Tensor, other: Tensor) -> Tensor:
+    """Matrix product with NumPy's rules: 1-D operands are vectors, leading dims broadcast."""
+    if not isinstance(input, Tensor) or not isinstance(other, Tensor):
+        raise TypeError(
+            f"matmul(): arguments must be Tensors, got {type(input).__name__} and "
+            f"{type(other).__name__}"
+        )
+    if input.ndim == 0 or other.ndim == 0:
+        raise RuntimeError(
+            f"both arguments to matmul need to be at least 1D, but they are {input.ndim}D and "
+            f"{other.ndim}D"
+        )
+    a_squeeze = input.ndim == 1
+    b_squeeze = other.ndim == 1
+    a = input.unsqueeze(0) if a_squeeze else input
+    b = other.unsqueeze(-1) if b_squeeze else other
+    if a.shape[-1] != b.shape[-2]:
+        if input.ndim <= 2 and other.ndim <= 2:
+            raise _shape_error(a, b)
+        raise RuntimeError(
+            f"Expected size for first two dimensions of batch2 tensor to be: "
+            f"[{', '.join(map(str, a.shape[:-2]))}, {a.shape[-1]}] but got: "
+            f"[{', '.join(map(str, b.shape[:-1]))}]. (matmul of shapes {list(input.shape)} and "
+            f"{list(other.shape)})"
+        )
+    _check_batch_broadcast(a, b)
+    out = apply(_MATMUL, a, b)
+    if a_squeeze:
+        out = out.squeeze(-2)
+    if b_squeeze:
+        out = out.squeeze(-1)
+    return out
+
+
+def _check_batch_broadcast(a: Tensor, b: Tensor) -> None:
+    batch_a, batch_b = tuple(a.shape[:-2]), tuple(b.shape[:-2])
+    for x, y in zip(reversed(batch_a), reversed(batch_b), strict=False):
+        if x != y and x != 1 and y != 1:
+            raise RuntimeError(
+                f"The size of tensor a ({x}) must match the size of tensor b ({y}) at "
+                f"non-singleton dimension (batch dims {list(batch_a)} and {list(batch_b)})"
+            )
+
+
+def mm(input: Tensor, mat2: Tensor) -> Tensor:
+    """Product of two matrices (2-D only)."""
+    if input.ndim != 2 or mat2.ndim != 2:
+        raise RuntimeError(
+            f"mm(): expected 2-D tensors, got {input.ndim}-D and {mat2.ndim}-D (shapes "
+            f"{list(input.shape)} and {list(mat2.shape)})"
+        )
+    if input.shape[1] != mat2.shape[0]:
+        raise _shape_error(input, mat2)
+    return apply(_MATMUL, input, mat2)
+
+
+def bmm(input: Tensor, mat2: Tensor) -> Tensor:
+    """Batched product of (b, n, m) and (b, m, p) tensors."""
+    if input.ndim != 3 or mat2.ndim != 3:
+        raise RuntimeError(
+            f"batch1 must be a 3D tensor and batch2 must be a 3D tensor (got shapes "
+            f"{list(input.shape)} and {list(mat2.shape)})"
+        )
+    if input.shape[0] != mat2.shape[0] or input.shape[2] != mat2.shape[1]:
+        raise RuntimeError(
+            f"Expected size for first two dimensions of batch2 tensor to be: "
+            f"[{input.shape[0]}, {input.shape[2]}] but got: [{mat2.shape[0]}, {mat2.shape[1]}]."
+        )
+    return apply(_MATMUL, input, mat2)
+
+
+def mv(input: Tensor, vec: Tensor) -> Tensor:
+    if input.ndim != 2 or vec.ndim != 1:
+        raise RuntimeError(
+            f"vector + matrix @ vector expected, got {input.ndim}, {vec.ndim} dimensional "
+            f"inputs (shapes {list(input.shape)} and {list(vec.shape)})"
+        )
+    if input.shape[1] != vec.shape[0]:
+        raise RuntimeError(
+            f"size mismatch, got input ({input.shape[0]}), mat ({input.shape[0]}x"
+            f"{input.shape[1]}), vec ({vec.shape[0]})"
+        )
+    return matmul(input, vec)
+
+
+def dot(input: Tensor, other: Tensor) -> Tensor:
+    if input.ndim != 1 or other.ndim != 1:
+        raise RuntimeError(f"1D tensors expected, but got {input.ndim}D and {other.ndim}D tensors")
+    if input.shape[0] != other.shape[0]:
+        raise RuntimeError(
+            f"inconsistent tensor size, expected tensor [{input.shape[0]}] and src "
+            f"[{other.shape[0]}] to have the same number of elements, but got "
+            f"{input.shape[0]} and {other.shape[0]} elements respectively"
+        )
+    return matmul(input, other)
+
+
+inner_product = dot
+
+
+def vdot(input: Tensor, other: Tensor) -> Tensor:
+    return dot(input.conj() if input.is_complex() else input, other)
+
+
+def outer(input: Tensor, vec2: Tensor) -> Tensor:
+    if input.ndim != 1 or vec2.ndim != 1:
+        raise RuntimeError(f"outer: expected 1-D tensors, got {input.ndim}-D and {vec2.ndim}-D")
+    return input.unsqueeze(1) * vec2.unsqueeze(0)
+
+
+ger = outer
+
+
+def tensordot(a: Tensor, b: Tensor, dims: Any = 2) -> Tensor:
+    """Sum products over the last ``dims`` dims of ``a`` and the first of ``b`` (or given lists)."""
+    if isinstance(dims, int):
+        if dims < 0:
+            raise RuntimeError(f"tensordot expects dims >= 0, but got dims={dims}")
+        dims_a = list(range(a.ndim - dims, a.ndim))
+        dims_b = list(range(dims))
+    else:
+        dims_a, dims_b = ([d] if isinstance(d, int) else list(d) for d in dims)
+    dims_a = [d % a.ndim for d in dims_a]
+    dims_b = [d % b.ndim for d in dims_b]
+    for da, db in zip(dims_a, dims_b, strict=True):
+        if a.shape[da] != b.shape[db]:
+            raise RuntimeError(
+                f"contracted dimensions need to match, but first has size {a.shape[da]} in dim "
+                f"{da} and second has size {b.shape[db]} in dim {db}"
+            )
+    free_a = [d for d in range(a.ndim) if d not in dims_a]
+    free_b = [d for d in range(b.ndim) if d not in dims_b]
+    k = 1
+    for d in dims_a:
+        k *= a.shape[d]
+    left = a.permute(free_a + dims_a).reshape(-1, k)
+    right = b.permute(dims_b + free_b).reshape(k, -1)
+    shape = [a.shape[d] for d in free_a] + [b.shape[d] for d in free_b]
+    return matmul(left, right).reshape(shape)
+
+
+def einsum(equation: str, *operands: Any) -> Tensor:
+    """Einstein summation, built from permute, multiply-and-sum, and matmul, so it is
+    differentiable to any order."""
+    from .einsum import einsum as run
+
+    if len(operands) == 1 and isinstance(operands[0], list | tuple):
+        operands = tuple(operands[0])
+    return run(equation, operands)

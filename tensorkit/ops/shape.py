@@ -1,0 +1,656 @@
+"""Shape ops. Views (reshape of a contiguous tensor, transpose, expand, narrow, ...) share
+storage and version counter with their input; the others (cat, repeat, flip, ...) copy."""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from typing import Any
+
+from ..tensor import Tensor, normalize_dim
+from ._apply import COMMON, OpDef, apply
+
+
+def _dims(dims: Any, ndim: int) -> tuple[int, ...]:
+    if isinstance(dims, int):
+        dims = (dims,)
+    return tuple(normalize_dim(d, ndim) for d in dims)
+
+
+def _shape_arg(shape: Sequence) -> tuple:
+    if len(shape) == 1 and isinstance(shape[0], Sequence):
+        shape = shape[0]
+    return tuple(int(n) for n in shape)
+
+
+def infer_shape(shape: tuple, numel: int, source_shape: tuple) -> tuple[int, ...]:
+    """Resolve one ``-1`` in ``shape`` and check the element count."""
+    if shape.count(-1) > 1:
+        raise RuntimeError("only one dimension can be inferred")
+    known = math.prod(n for n in shape if n != -1)
+    if -1 in shape:
+        if known == 0 or numel % known:
+            raise RuntimeError(f"shape '{list(shape)}' is invalid for input of size {numel}")
+        shape = tuple(numel // known if n == -1 else n for n in shape)
+    if any(n < 0 for n in shape):
+        raise RuntimeError(f"invalid shape dimension {min(shape)} in {list(shape)}")
+    if math.prod(shape) != numel:
+        raise RuntimeError(
+            f"shape '{list(shape)}' is invalid for input of size {numel} (input shape "
+            f"{list(source_shape)})"
+        )
+    return shape
+
+
+# ------------------------------------------------------------------------------- views
+def _reshape_rule(ctx: Any, g: Tensor) -> Tensor:
+    return reshape(g, ctx.input_meta[0][0])
+
+
+_VIEW = OpDef("view", lambda xp, x, shape: x.reshape(shape), _reshape_rule, view=True)
+_RESHAPE_COPY = OpDef(
+    "reshape", lambda xp, x, shape: xp.ascontiguousarray(x).reshape(shape), _reshape_rule
+)
+
+
+def _can_view(x: Any, shape: tuple) -> bool:
+    if x.flags.c_contiguous:
+        return True
+    try:  # NumPy >= 2.1 says whether the new shape needs a copy
+        x.reshape(shape, copy=False)
+    except (TypeError, ValueError, AttributeError):
+        return False
+    return True
+
+
+def reshape(input: Tensor, *shape: Any) -> Tensor:
+    """Same data, new shape: a view when the layout allows it, else a copy."""
+    target = infer_shape(_shape_arg(shape), input._data.size, input._data.shape)
+    if target == input._data.shape:
+        return apply(_VIEW, input, shape=target)
+    if _can_view(input._data, target):
+        return apply(_VIEW, input, shape=target)
+    return apply(_RESHAPE_COPY, input, shape=target)
+
+
+def view(input: Tensor, *shape: Any) -> Tensor:
+    """Same data, new shape, always a view; raises when the strides do not allow one."""
+    if len(shape) == 1 and not isinstance(shape[0], Sequence | int):
+        from .conversion import to
+
+        return to(input, shape[0])  # view(dtype) is not supported as a reinterpretation
+    target = infer_shape(_shape_arg(shape), input._data.size, input._data.shape)
+    if not _can_view(input._data, target):
+        raise RuntimeError(
+            f"view size is not compatible with input tensor's size and stride (input shape "
+            f"{list(input.shape)}, strides {list(input.stride())}, target {list(target)}). "
+            "Use .reshape(...) instead."
+        )
+    return apply(_VIEW, input, shape=target)
+
+
+def view_as(input: Tensor, other: Tensor) -> Tensor:
+    return view(input, other.shape)
+
+
+def reshape_as(input: Tensor, other: Tensor) -> Tensor:
+    return reshape(input, other.shape)
+
+
+def flatten(input: Tensor, start_dim: int = 0, end_dim: int = -1) -> Tensor:
+    ndim = max(input.ndim, 1)
+    start, end = normalize_dim(start_dim, ndim), normalize_dim(end_dim, ndim)
+    if start > end:
+        raise RuntimeError("flatten() has invalid args: start_dim cannot come after end_dim")
+    shape = tuple(input.shape) or (1,)
+    merged = math.prod(shape[start : end + 1])
+    return reshape(input, shape[:start] + (merged,) + shape[end + 1 :])
+
+
+def unflatten(input: Tensor, dim: int, sizes: Sequence[int]) -> Tensor:
+    d = normalize_dim(dim, input.ndim)
+    shape = tuple(input.shape)
+    sizes = infer_shape(tuple(sizes), shape[d], (shape[d],))
+    return reshape(input, shape[:d] + sizes + shape[d + 1 :])
+
+
+def _permute_rule(ctx: Any, g: Tensor) -> Tensor:
+    dims = ctx.attrs["axes"]
+    inverse = [0] * len(dims)
+    for i, d in enumerate(dims):
+        inverse[d] = i
+    return permute(g, inverse)
+
+
+_PERMUTE = OpDef("permute", lambda xp, x, axes: x.transpose(axes), _permute_rule, view=True)
+
+
+def permute(input: Tensor, *dims: Any) -> Tensor:
+    axes = _dims(_shape_arg(dims), input.ndim)
+    if sorted(axes) != list(range(input.ndim)):
+        raise RuntimeError(
+            f"permute(sparse_coo): number of dimensions in the tensor input does not match the "
+            f"length of the desired ordering of dimensions i.e. input.dim() = {input.ndim} is "
+            f"not equal to len(dims) = {len(axes)}"
+            if len(axes) != input.ndim
+            else f"permute(): duplicate dims are not allowed in {list(dims)}"
+        )
+    return apply(_PERMUTE, input, axes=axes)
+
+
+def transpose(input: Tensor, dim0: int, dim1: int) -> Tensor:
+    ndim = input.ndim
+    if ndim == 0:
+        normalize_dim(dim0, 0), normalize_dim(dim1, 0)
+        return apply(_PERMUTE, input, axes=())
+    a, b = normalize_dim(dim0, ndim), normalize_dim(dim1, ndim)
+    axes = list(range(ndim))
+    axes[a], axes[b] = axes[b], axes[a]
+    return apply(_PERMUTE, input, axes=tuple(axes))
+
+
+swapaxes = swapdims = transpose
+
+
+def t(input: Tensor) -> Tensor:
+    if input.ndim > 2:
+        raise RuntimeError(f"t() expects a tensor with <= 2 dimensions, but self is {input.ndim}D")
+    return transpose(input, 0, 1) if input.ndim == 2 else input.view(input.shape)
+
+
+def matrix_transpose(input: Tensor) -> Tensor:
+    if input.ndim < 2:
+        raise RuntimeError(
+            f"tensor.mT is only supported on matrices or batches of matrices. Got {input.ndim}-D "
+            "tensor."
+        )
+    return transpose(input, -2, -1)
+
+
+def movedim(input: Tensor, source: Any, destination: Any) -> Tensor:
+    src = _dims(source, input.ndim)
+    dst = _dims(destination, input.ndim)
+    if len(src) != len(dst):
+        raise RuntimeError(
+            f"movedim: Invalid source or destination dims: source ({list(src)} dims) should "
+            f"contain the same number of dims as destination ({list(dst)} dims)"
+        )
+    order = [d for d in range(input.ndim) if d not in src]
+    for d, s in sorted(zip(dst, src, strict=True)):
+        order.insert(d, s)
+    return apply(_PERMUTE, input, axes=tuple(order))
+
+
+moveaxis = movedim
+
+
+def squeeze(input: Tensor, dim: Any = None) -> Tensor:
+    """Remove dims of size 1 (all, or those named in ``dim`` that have size 1)."""
+    shape = tuple(input.shape)
+    if dim is None:
+        kept = tuple(n for n in shape if n != 1)
+    else:
+        dims = _dims(dim, max(input.ndim, 1)) if input.ndim else ()
+        kept = tuple(n for i, n in enumerate(shape) if not (i in dims and n == 1))
+    return apply(_VIEW, input, shape=kept)
+
+
+def unsqueeze(input: Tensor, dim: int) -> Tensor:
+    d = normalize_dim(dim, input.ndim + 1)
+    shape = tuple(input.shape)
+    return apply(_VIEW, input, shape=shape[:d] + (1,) + shape[d:])
+
+
+def _expand_rule(ctx: Any, g: Tensor) -> Tensor:
+    from .reduction import sum_to_shape
+
+    return sum_to_shape(g, ctx.input_meta[0][0])
+
+
+_EXPAND = OpDef("expand", lambda xp, x, shape: xp.broadcast_to(x, shape), _expand_rule, view=True)
+
+
+def expand(input: Tensor, *sizes: Any) -> Tensor:
+    """A broadcast view with the given sizes (-1 keeps a dim); no memory is copied."""
+    target = _shape_arg(sizes)
+    shape = tuple(input.shape)
+    if len(target) < len(shape):
+        raise RuntimeError(
+            f"expand: the number of sizes provided ({len(target)}) must be greater or equal to "
+            f"the number of dimensions in the tensor ({len(shape)})"
+        )
+    padded = (1,) * (len(target) - len(shape)) + shape
+    resolved = []
+    for i, (want, have) in enumerate(zip(target, padded, strict=True)):
+        if want == -1:
+            if i < len(target) - len(shape):
+                raise RuntimeError(
+                    f"The expanded size of the tensor (-1) isn't allowed in a leading, "
+                    f"non-existing dimension {i}"
+                )
+            want = have
+        if have != 1 and want != have:
+            raise RuntimeError(
+                f"The expanded size of the tensor ({want}) must match the existing size ({have}) "
+                f"at non-singleton dimension {i}.  Target sizes: {list(target)}.  Tensor sizes: "
+                f"{list(shape)}"
+            )
+        resolved.append(want)
+    return apply(_EXPAND, input, shape=tuple(resolved))
+
+
+def expand_as(input: Tensor, other: Tensor) -> Tensor:
+    return expand(input, other.shape)
+
+
+def broadcast_to(input: Tensor, shape: Sequence[int]) -> Tensor:
+    return expand(input, tuple(shape))
+
+
+def broadcast_shapes(*shapes: Sequence[int]) -> tuple[int, ...]:
+    """The shape that all ``shapes`` broadcast to; raises naming the clashing sizes."""
+    ndim = max((len(s) for s in shapes), default=0)
+    result = [1] * ndim
+    for shape in shapes:
+        for i, n in enumerate(shape):
+            axis = ndim - len(shape) + i
+            if n != 1:
+                if result[axis] not in (1, n):
+                    raise RuntimeError(
+                        f"Shape mismatch: objects cannot be broadcast to a single shape: "
+                        f"size {result[axis]} vs size {n} at dimension {axis} "
+                        f"(shapes {[list(s) for s in shapes]})"
+                    )
+                result[axis] = n
+    return tuple(result)
+
+
+def broadcast_tensors(*tensors: Tensor) -> tuple[Tensor, ...]:
+    shape = broadcast_shapes(*(t.shape for t in tensors))
+    return tuple(expand(t, shape) for t in tensors)
+
+
+def _narrow_rule(ctx: Any, g: Tensor) -> Tensor:
+    from .indexing import slice_backward
+
+    return slice_backward(g, ctx.input_meta[0][0], ctx.attrs["index"])
+
+
+_SLICE = OpDef("slice", lambda xp, x, index: x[index], _narrow_rule, view=True)
+
+
+def narrow(input: Tensor, dim: int, start: int, length: int) -> Tensor:
+    d = normalize_dim(dim, input.ndim)
+    size = input.shape[d]
+    if start < 0:
+        start += size
+    if not (0 <= start <= size and length >= 0 and start + length <= size):
+        raise IndexError(
+            f"start ({start}) + length ({length}) exceeds dimension size ({size}) of dim {d}"
+        )
+    index = (slice(None),) * d + (slice(start, start + length),)
+    return apply(_SLICE, input, index=index)
+
+
+def _diagonal_forward(xp: Any, x: Any, offset: int, dim1: int, dim2: int) -> Any:
+    return xp.diagonal(x, offset, dim1, dim2)
+
+
+def _diagonal_rule(ctx: Any, g: Tensor) -> Tensor:
+    return apply(_DIAGONAL_BACKWARD, g, shape=ctx.input_meta[0][0], **ctx.attrs)
+
+
+def _diagonal_backward_forward(
+    xp: Any, g: Any, shape: tuple, offset: int, dim1: int, dim2: int
+) -> Any:
+    """Zeros of ``shape`` with ``g`` written on the diagonal that ``diagonal`` reads."""
+    out = xp.zeros(shape, g.dtype)
+    target = xp.moveaxis(out, (dim1, dim2), (-2, -1))
+    n = g.shape[-1]
+    rows = xp.arange(n) + max(-offset, 0)
+    cols = xp.arange(n) + max(offset, 0)
+    target[..., rows, cols] = g
+    return out
+
+
+_DIAGONAL = OpDef("diagonal", _diagonal_forward, _diagonal_rule, view=True)
+_DIAGONAL_BACKWARD = OpDef(
+    "diagonal_backward",
+    _diagonal_backward_forward,
+    lambda ctx, gg: diagonal(gg, ctx.attrs["offset"], ctx.attrs["dim1"], ctx.attrs["dim2"]),
+)
+
+
+def diagonal(input: Tensor, offset: int = 0, dim1: int = 0, dim2: int = 1) -> Tensor:
+    a, b = normalize_dim(dim1, input.ndim), normalize_dim(dim2, input.ndim)
+    if a == b:
+        raise RuntimeError(f"diagonal dimensions cannot be identical {dim1}, {dim2}")
+    return apply(_DIAGONAL, input, offset=offset, dim1=a, dim2=b)
+
+
+_diagonal_view = diagonal  # ``diag`` has a parameter named ``diagonal``
+
+
+# --------------------------------------------------------------- multi-output views
+def _split_rule(ctx: Any, *grads: Tensor) -> Tensor:
+    return cat(list(grads), ctx.attrs["dim"])
+
+
+def _split_forward(xp: Any, x: Any, dim: int, sizes: tuple) -> tuple:
+    pieces = []
+    start = 0
+    for n in sizes:
+        index = (slice(None),) * dim + (slice(start, start + n),)
+        pieces.append(x[index])
+        start += n
+    return tuple(pieces)
+
+
+_SPLIT = OpDef("split", _split_forward, _split_rule, view=True, outputs=-1)
+
+
+def split(tensor: Tensor, split_size_or_sections: Any, dim: int = 0) -> tuple[Tensor, ...]:
+    """Pieces of ``split_size`` along ``dim`` (the last may be smaller), or of the given sizes."""
+    d = normalize_dim(dim, tensor.ndim)
+    size = tensor.shape[d]
+    if isinstance(split_size_or_sections, int):
+        step = split_size_or_sections
+        if step <= 0:
+            raise RuntimeError(f"split_size must be positive, got {step}")
+        sizes = tuple(min(step, size - s) for s in range(0, size, step)) or (0,)
+    else:
+        sizes = tuple(int(n) for n in split_size_or_sections)
+        if sum(sizes) != size:
+            raise RuntimeError(
+                f"split_with_sizes expects split_sizes to sum exactly to {size} (input tensor's "
+                f"size at dimension {d}), but got split_sizes={list(sizes)}"
+            )
+    return apply(_SPLIT, tensor, dim=d, sizes=sizes)
+
+
+def chunk(input: Tensor, chunks: int, dim: int = 0) -> tuple[Tensor, ...]:
+    if chunks <= 0:
+        raise RuntimeError(f"chunk expects `chunks` to be greater than 0, got: {chunks}")
+    d = normalize_dim(dim, input.ndim)
+    size = input.shape[d]
+    step = max(1, math.ceil(size / chunks))
+    return split(input, step, d)
+
+
+def tensor_split(input: Tensor, indices_or_sections: Any, dim: int = 0) -> tuple[Tensor, ...]:
+    d = normalize_dim(dim, input.ndim)
+    size = input.shape[d]
+    if isinstance(indices_or_sections, int):
+        n = indices_or_sections
+        base, extra = divmod(size, n)
+        sizes = tuple(base + (1 if i < extra else 0) for i in range(n))
+    else:
+        bounds = [0, *(min(max(int(i), 0), size) for i in indices_or_sections), size]
+        sizes = tuple(max(0, b - a) for a, b in zip(bounds[:-1], bounds[1:], strict=True))
+    return split(input, sizes, d)
+
+
+def _unbind_rule(ctx: Any, *grads: Tensor) -> Tensor:
+    return stack(list(grads), ctx.attrs["dim"])
+
+
+_UNBIND = OpDef(
+    "unbind",
+    lambda xp, x, dim: tuple(xp.moveaxis(x, dim, 0)),
+    _unbind_rule,
+    view=True,
+    outputs=-1,
+)
+
+
+def unbind(input: Tensor, dim: int = 0) -> tuple[Tensor, ...]:
+    d = normalize_dim(dim, input.ndim)
+    return apply(_UNBIND, input, dim=d)
+
+
+# ------------------------------------------------------------------------------ copies
+def _cat_rule(ctx: Any, g: Tensor) -> tuple:
+    dim = ctx.attrs["axis"]
+    sizes = [
+        meta[0][dim] if meta is not None else n
+        for meta, n in zip(ctx.input_meta, ctx.attrs["sizes"], strict=True)
+    ]
+    return split(g, sizes, dim)
+
+
+_CAT = OpDef(
+    "cat",
+    lambda xp, *arrays, axis, sizes: xp.concatenate(arrays, axis=axis),
+    _cat_rule,
+    promote=COMMON,
+)
+
+
+def cat(tensors: Sequence[Tensor], dim: int = 0) -> Tensor:
+    """Join tensors along an existing dim (1-D empty tensors are skipped, as in PyTorch)."""
+    tensors = [t for t in tensors]
+    if not tensors:
+        raise RuntimeError("torch.cat(): expected a non-empty list of Tensors")
+    for i, t in enumerate(tensors):
+        if not isinstance(t, Tensor):
+            raise TypeError(
+                f"cat(): expected a sequence of Tensors, but element {i} is {type(t).__name__}"
+            )
+    kept = [t for t in tensors if not (t.ndim == 1 and t.shape[0] == 0)] or tensors[:1]
+    reference = kept[0]
+    d = normalize_dim(dim, max(reference.ndim, 1))
+    if reference.ndim == 0:
+        raise RuntimeError("zero-dimensional tensor (at position 0) cannot be concatenated")
+    for i, t in enumerate(kept):
+        if t.ndim != reference.ndim:
+            raise RuntimeError(
+                f"Tensors must have same number of dimensions: got {reference.ndim} and {t.ndim}"
+            )
+        for axis in range(reference.ndim):
+            if axis != d and t.shape[axis] != reference.shape[axis]:
+                raise RuntimeError(
+                    f"Sizes of tensors must match except in dimension {d}. Expected size "
+                    f"{reference.shape[axis]} but got size {t.shape[axis]} for tensor number "
+                    f"{i} in the list."
+                )
+    sizes = tuple(t.shape[d] for t in kept)
+    return apply(_CAT, *kept, axis=d, sizes=sizes)
+
+
+concat = concatenate = cat
+
+
+def stack(tensors: Sequence[Tensor], dim: int = 0) -> Tensor:
+    """Join same-shaped tensors along a new dim."""
+    tensors = list(tensors)
+    if not tensors:
+        raise RuntimeError("stack expects a non-empty TensorList")
+    shape = tensors[0].shape
+    for i, t in enumerate(tensors):
+        if t.shape != shape:
+            raise RuntimeError(
+                f"stack expects each tensor to be equal size, but got {list(shape)} at entry 0 "
+                f"and {list(t.shape)} at entry {i}"
+            )
+    d = normalize_dim(dim, len(shape) + 1)
+    return cat([unsqueeze(t, d) for t in tensors], d)
+
+
+def hstack(tensors: Sequence[Tensor]) -> Tensor:
+    tensors = list(tensors)
+    return cat(tensors, 0 if tensors[0].ndim == 1 else 1)
+
+
+def vstack(tensors: Sequence[Tensor]) -> Tensor:
+    return cat([t if t.ndim >= 2 else reshape(t, (1, -1)) for t in tensors], 0)
+
+
+def _tile_rule(ctx: Any, g: Tensor) -> Tensor:
+    reps = ctx.attrs["reps"]
+    shape = ctx.input_meta[0][0]
+    padded = (1,) * (len(reps) - len(shape)) + tuple(shape)
+    split_shape = []
+    for r, n in zip(reps, padded, strict=True):
+        split_shape += [r, n]
+    from .reduction import sum as reduce_sum
+
+    summed = reduce_sum(reshape(g, split_shape), dim=tuple(range(0, 2 * len(reps), 2)))
+    return reshape(summed, shape)
+
+
+_TILE = OpDef("tile", lambda xp, x, reps: xp.tile(x, reps), _tile_rule)
+
+
+def repeat(input: Tensor, *sizes: Any) -> Tensor:
+    """Tile the tensor ``sizes[i]`` times along each dim (PyTorch's repeat, NumPy's tile)."""
+    reps = _shape_arg(sizes)
+    if len(reps) < input.ndim:
+        raise RuntimeError(
+            "Number of dimensions of repeat dims can not be smaller than number of dimensions "
+            f"of tensor (repeat dims {list(reps)}, tensor shape {list(input.shape)})"
+        )
+    return apply(_TILE, input, reps=reps)
+
+
+def tile(input: Tensor, dims: Sequence[int]) -> Tensor:
+    reps = tuple(dims)
+    reps = (1,) * (input.ndim - len(reps)) + reps
+    return apply(_TILE, input, reps=reps)
+
+
+def _repeat_interleave_rule(ctx: Any, g: Tensor) -> Tensor:
+    dim, repeats = ctx.attrs["axis"], ctx.attrs["repeats"]
+    shape = ctx.input_meta[0][0]
+    from .reduction import sum as reduce_sum
+
+    if isinstance(repeats, int):
+        expanded = reshape(g, shape[:dim] + (shape[dim], repeats) + shape[dim + 1 :])
+        return reduce_sum(expanded, dim=dim + 1)
+    pieces = split(g, [int(r) for r in repeats], dim)
+    return cat([reduce_sum(p, dim=dim, keepdim=True) for p in pieces], dim)
+
+
+_REPEAT_INTERLEAVE = OpDef(
+    "repeat_interleave",
+    lambda xp, x, repeats, axis: xp.repeat(x, repeats, axis=axis),
+    _repeat_interleave_rule,
+)
+
+
+def repeat_interleave(input: Tensor, repeats: Any, dim: int | None = None) -> Tensor:
+    if dim is None:
+        input = reshape(input, (-1,))
+        dim = 0
+    d = normalize_dim(dim, input.ndim)
+    if isinstance(repeats, Tensor):
+        repeats = tuple(int(r) for r in repeats.tolist()) if repeats.ndim else int(repeats.item())
+    return apply(_REPEAT_INTERLEAVE, input, repeats=repeats, axis=d)
+
+
+_FLIP = OpDef(
+    "flip", lambda xp, x, axes: xp.flip(x, axes).copy(), lambda ctx, g: flip(g, ctx.attrs["axes"])
+)
+
+
+def flip(input: Tensor, dims: Any) -> Tensor:
+    return apply(_FLIP, input, axes=_dims(dims, input.ndim))
+
+
+def fliplr(input: Tensor) -> Tensor:
+    return flip(input, 1)
+
+
+def flipud(input: Tensor) -> Tensor:
+    return flip(input, 0)
+
+
+_ROLL = OpDef(
+    "roll",
+    lambda xp, x, shifts, axes: xp.roll(x, shifts, axes),
+    lambda ctx, g: apply(_ROLL, g, shifts=_negate(ctx.attrs["shifts"]), axes=ctx.attrs["axes"]),
+)
+
+
+def _negate(shifts: Any) -> Any:
+    return -shifts if isinstance(shifts, int) else tuple(-s for s in shifts)
+
+
+def roll(input: Tensor, shifts: Any, dims: Any = None) -> Tensor:
+    if dims is None:
+        flat = reshape(input, (-1,))
+        return reshape(apply(_ROLL, flat, shifts=shifts, axes=0), input.shape)
+    axes = _dims(dims, input.ndim)
+    if isinstance(shifts, int):
+        shifts = (shifts,)
+    if len(shifts) != len(axes):
+        raise RuntimeError(
+            f"shifts and dimensions must align. shifts: {len(shifts)}, dims:{len(axes)}"
+        )
+    return apply(_ROLL, input, shifts=tuple(shifts), axes=axes)
+
+
+def _tri(name: str, xp_name: str) -> OpDef:
+    def forward(xp: Any, x: Any, diagonal: int) -> Any:
+        return getattr(xp, xp_name)(x, diagonal)
+
+    op = OpDef(name, forward, lambda ctx, g: apply(op, g, diagonal=ctx.attrs["diagonal"]))
+    return op
+
+
+_TRIL = _tri("tril", "tril")
+_TRIU = _tri("triu", "triu")
+
+
+def tril(input: Tensor, diagonal: int = 0) -> Tensor:
+    _require_matrix(input, "tril")
+    return apply(_TRIL, input, diagonal=diagonal)
+
+
+def triu(input: Tensor, diagonal: int = 0) -> Tensor:
+    _require_matrix(input, "triu")
+    return apply(_TRIU, input, diagonal=diagonal)
+
+
+def _require_matrix(input: Tensor, name: str) -> None:
+    if input.ndim < 2:
+        raise RuntimeError(
+            f"{name}: input tensor must have at least 2 dimensions, got shape {list(input.shape)}"
+        )
+
+
+_DIAG_EMBED = OpDef(
+    "diag",
+    lambda xp, x, offset: xp.diag(x, offset),
+    lambda ctx, g: diagonal(g, ctx.attrs["offset"]),
+)
+
+
+def diag(input: Tensor, diagonal: int = 0) -> Tensor:
+    """A 1-D input becomes a diagonal matrix; a 2-D input gives its diagonal (a copy)."""
+    if input.ndim == 1:
+        return apply(_DIAG_EMBED, input, offset=diagonal)
+    if input.ndim == 2:
+        from .conversion import clone
+
+        return clone(_diagonal_view(input, diagonal))
+    raise RuntimeError(f"diag(): Supports 1D or 2D tensors. Got {input.ndim}D")
+
+
+def diag_embed(input: Tensor, offset: int = 0, dim1: int = -2, dim2: int = -1) -> Tensor:
+    """Matrices whose diagonal (at ``offset``, in dims ``dim1``/``dim2``) holds the last dim."""
+    n = input.shape[-1] + abs(offset)
+    shape = tuple(input.shape[:-1]) + (n, n)
+    ndim = len(shape)
+    out = apply(_DIAGONAL_BACKWARD, input, shape=shape, offset=offset, dim1=ndim - 2, dim2=ndim - 1)
+    a, b = normalize_dim(dim1, ndim), normalize_dim(dim2, ndim)
+    if (a, b) == (ndim - 2, ndim - 1):
+        return out
+    return movedim(out, (ndim - 2, ndim - 1), (a, b))
+
+
+def atleast_1d(input: Tensor) -> Tensor:
+    return reshape(input, (1,)) if input.ndim == 0 else input
+
+
+def atleast_2d(input: Tensor) -> Tensor:
+    return reshape(input, (1,) * (2 - input.ndim) + tuple(input.shape)) if input.ndim < 2 else input

@@ -1,0 +1,508 @@
+"""The Tensor: an ndarray on a device plus what autograd needs to know about it.
+
+Operations and most methods live in ``tensorkit.ops`` and are installed on the class by
+``tensorkit.ops.install_methods``; this module holds the state and the few methods that are
+about the tensor itself (grad flags, hooks, device moves, conversion, printing).
+"""
+
+from __future__ import annotations
+
+import weakref
+from collections.abc import Callable, Iterator
+from typing import Any
+
+import numpy as np
+
+from . import _state
+from ._backend import cpu, device, to_device_array
+from ._dtype import dtype, from_numpy_dtype
+
+
+class VersionCounter:
+    """Counts in-place changes of a storage; views share their base's counter.
+
+    ``last_op`` and ``last_site`` name the most recent in-place op, for error messages.
+    """
+
+    __slots__ = ("last_op", "last_site", "value")
+
+    def __init__(self) -> None:
+        self.value = 0
+        self.last_op: str | None = None
+        self.last_site: str | None = None
+
+
+class Tensor:
+    """A multi-dimensional array on a device, with an optional gradient history.
+
+    Build tensors with ``tk.tensor``, ``tk.zeros`` and friends rather than this constructor.
+    """
+
+    __slots__ = (
+        "__weakref__",
+        "_base",
+        "_data",
+        "_device",
+        "_grad_accumulator",
+        "_is_inference",
+        "_leaf_hooks",
+        "_output_nr",
+        "_requires_grad",
+        "_retains_grad",
+        "_version_counter",
+        "_view_fn",
+        "grad",
+        "grad_fn",
+    )
+
+    _data: Any
+    _device: device
+    _requires_grad: bool
+    grad: Tensor | None
+    grad_fn: Any
+
+    def __init__(self, data: Any, requires_grad: bool = False) -> None:
+        from .ops.creation import tensor as make_tensor
+
+        made = make_tensor(data, requires_grad=requires_grad)
+        init_tensor(self, made._data, made._device)
+        self._requires_grad = requires_grad
+
+    # ----------------------------------------------------------------- basic properties
+    @property
+    def data(self) -> Tensor:
+        """A tensor sharing this one's storage, detached from the graph."""
+        return self.detach()
+
+    @data.setter
+    def data(self, value: Tensor) -> None:
+        if not isinstance(value, Tensor):
+            raise TypeError(f"data must be a Tensor, got {type(value).__name__}")
+        self._data = value._data
+        self._device = value._device
+
+    @property
+    def dtype(self) -> dtype:
+        return from_numpy_dtype(self._data.dtype)
+
+    @property
+    def device(self) -> device:
+        return self._device
+
+    @property
+    def shape(self) -> tuple[int, ...]:
+        return Size(self._data.shape)
+
+    def size(self, dim: int | None = None) -> Any:
+        if dim is None:
+            return Size(self._data.shape)
+        return self._data.shape[normalize_dim(dim, self._data.ndim)]
+
+    @property
+    def ndim(self) -> int:
+        return self._data.ndim
+
+    def dim(self) -> int:
+        return self._data.ndim
+
+    def numel(self) -> int:
+        return int(self._data.size)
+
+    def nelement(self) -> int:
+        return int(self._data.size)
+
+    def element_size(self) -> int:
+        return self._data.itemsize
+
+    @property
+    def itemsize(self) -> int:
+        return self._data.itemsize
+
+    @property
+    def nbytes(self) -> int:
+        return int(self._data.nbytes)
+
+    @property
+    def is_cuda(self) -> bool:
+        return self._device.type == "cuda"
+
+    @property
+    def is_cpu(self) -> bool:
+        return self._device.type == "cpu"
+
+    def is_floating_point(self) -> bool:
+        return self._data.dtype.kind == "f"
+
+    def is_complex(self) -> bool:
+        return self._data.dtype.kind == "c"
+
+    def is_contiguous(self) -> bool:
+        return bool(self._data.flags.c_contiguous)
+
+    def stride(self, dim: int | None = None) -> Any:
+        strides = tuple(s // self._data.itemsize for s in self._data.strides)
+        return strides if dim is None else strides[normalize_dim(dim, self._data.ndim)]
+
+    def data_ptr(self) -> int:
+        if self._device.type == "cpu":
+            return int(self._data.__array_interface__["data"][0])
+        return int(self._data.data.ptr)
+
+    @property
+    def is_inference(self) -> bool:
+        return self._is_inference
+
+    # ------------------------------------------------------------------------ autograd
+    @property
+    def requires_grad(self) -> bool:
+        return self._requires_grad
+
+    @requires_grad.setter
+    def requires_grad(self, flag: bool) -> None:
+        self.requires_grad_(flag)
+
+    def requires_grad_(self, requires_grad: bool = True) -> Tensor:
+        """Set whether autograd records operations on this leaf tensor (in place)."""
+        if self.grad_fn is not None:
+            if not requires_grad:
+                raise RuntimeError(
+                    "you can only change requires_grad flags of leaf variables. If you want to "
+                    "use a computed variable in a subgraph that doesn't require differentiation "
+                    "use var_no_grad = var.detach()."
+                )
+            return self
+        if requires_grad and self._data.dtype.kind not in "fc":
+            raise RuntimeError(
+                f"only Tensors of floating point and complex dtype can require gradients, "
+                f"got a tensor of dtype {self.dtype} and shape {list(self._data.shape)}"
+            )
+        if requires_grad and self._is_inference:
+            raise RuntimeError(
+                "Setting requires_grad=True on inference tensor outside InferenceMode is not "
+                "allowed."
+            )
+        self._requires_grad = bool(requires_grad)
+        return self
+
+    @property
+    def is_leaf(self) -> bool:
+        """True for tensors not produced by a recorded op (their .grad gets accumulated)."""
+        return self.grad_fn is None
+
+    @property
+    def output_nr(self) -> int:
+        return self._output_nr
+
+    @property
+    def retains_grad(self) -> bool:
+        return self._retains_grad
+
+    @property
+    def _version(self) -> int:
+        counter = self._version_counter
+        return 0 if counter is None else counter.value
+
+    def version_counter(self) -> VersionCounter:
+        """This tensor's (possibly shared) version counter, made on first use."""
+        counter = self._version_counter
+        if counter is None:
+            counter = self._version_counter = VersionCounter()
+        return counter
+
+    def bump_version(self, op_name: str, site: str | None = None) -> None:
+        counter = self.version_counter()
+        counter.value += 1
+        counter.last_op = op_name
+        counter.last_site = site
+
+    def backward(
+        self,
+        gradient: Tensor | None = None,
+        retain_graph: bool | None = None,
+        create_graph: bool = False,
+        inputs: Any = None,
+    ) -> None:
+        """Compute the gradient of this tensor w.r.t. graph leaves, accumulating into .grad."""
+        from .autograd.engine import backward
+
+        backward(self, gradient, retain_graph, create_graph, inputs=inputs)
+
+    def register_hook(self, hook: Callable[[Tensor], Tensor | None]) -> RemovableHandle:
+        """Call ``hook(grad)`` when this tensor's gradient is computed; it may return a new one."""
+        if not self._requires_grad:
+            raise RuntimeError("cannot register a hook on a tensor that doesn't require gradient")
+        if self.grad_fn is None:
+            if self._leaf_hooks is None:
+                self._leaf_hooks = {}
+            return RemovableHandle(self._leaf_hooks, hook)
+        return self.grad_fn.register_tensor_pre_hook(self._output_nr, hook)
+
+    def retain_grad(self) -> None:
+        """Keep .grad for this non-leaf tensor after backward."""
+        if not self._requires_grad:
+            raise RuntimeError("can't retain_grad on Tensor that has requires_grad=False")
+        if self.grad_fn is None or self._retains_grad:
+            return
+        self._retains_grad = True
+        self_ref = weakref.ref(self)
+
+        def store_grad(grad: Tensor) -> None:
+            tensor = self_ref()
+            if tensor is None:
+                return
+            if tensor.grad is None:
+                tensor.grad = grad.detach() if not grad.requires_grad else grad
+            else:
+                tensor.grad = tensor.grad + grad
+
+        self.grad_fn.register_retain_grad_hook(self._output_nr, store_grad)
+
+    def detach(self) -> Tensor:
+        """A new tensor on the same storage (and version counter), outside the graph."""
+        out = make_view(self._data, self, None)
+        return out
+
+    def detach_(self) -> Tensor:
+        if self._base is not None and self._view_fn is not None:
+            raise RuntimeError(
+                "Can't detach views in-place. Use detach() instead. This view was created by "
+                "an op that returns a view of a tensor that requires grad."
+            )
+        self.grad_fn = None
+        self._requires_grad = False
+        return self
+
+    # ------------------------------------------------------------------ devices, dtypes
+    def to(self, *args: Any, **kwargs: Any) -> Tensor:
+        """``to(device)``, ``to(dtype)``, ``to(device, dtype)`` or ``to(other_tensor)``."""
+        from .ops.conversion import to
+
+        return to(self, *args, **kwargs)
+
+    def cpu(self) -> Tensor:
+        return self.to(cpu)
+
+    def cuda(self, device_index: int | str | device | None = None) -> Tensor:
+        if device_index is None:
+            target = device("cuda")
+        elif isinstance(device_index, int):
+            target = device("cuda", device_index)
+        else:
+            target = device(device_index)
+        return self.to(target)
+
+    def numpy(self, *, force: bool = False) -> np.ndarray:
+        """The data as a NumPy array; on the CPU it shares memory with this tensor."""
+        if self._requires_grad and not force:
+            raise RuntimeError(
+                "Can't call numpy() on Tensor that requires grad. Use tensor.detach().numpy() "
+                "instead."
+            )
+        if self._device.type != "cpu":
+            if not force:
+                raise TypeError(
+                    f"can't convert {self._device} device type tensor to numpy. Use "
+                    "Tensor.cpu() to copy the tensor to host memory first."
+                )
+            return to_device_array(self._data, cpu)
+        return self._data
+
+    def item(self) -> Any:
+        if self._data.size != 1:
+            raise RuntimeError(
+                f"a Tensor with {self._data.size} elements cannot be converted to Scalar"
+            )
+        return self._data.reshape(()).item()
+
+    def tolist(self) -> Any:
+        return to_device_array(self._data, cpu).tolist()
+
+    # ---------------------------------------------------------------- Python protocols
+    def __len__(self) -> int:
+        if self._data.ndim == 0:
+            raise TypeError("len() of a 0-d tensor")
+        return self._data.shape[0]
+
+    def __iter__(self) -> Iterator[Tensor]:
+        if self._data.ndim == 0:
+            raise TypeError("iteration over a 0-d tensor")
+        return iter(self.unbind(0))
+
+    def __bool__(self) -> bool:
+        if self._data.size != 1:
+            raise RuntimeError(
+                f"Boolean value of Tensor with {self._data.size} elements is ambiguous"
+            )
+        return bool(self._data.reshape(()).item())
+
+    def __float__(self) -> float:
+        return float(self.item())
+
+    def __int__(self) -> int:
+        return int(self.item())
+
+    def __complex__(self) -> complex:
+        return complex(self.item())
+
+    def __index__(self) -> int:
+        if self._data.dtype.kind not in "iub" or self._data.size != 1:
+            raise TypeError("only integer tensors of a single element can be converted to an index")
+        return int(self.item())
+
+    def __hash__(self) -> int:
+        return id(self)
+
+    def __array__(self, dtype: Any = None, copy: bool | None = None) -> np.ndarray:
+        array = to_device_array(self._data, cpu)
+        if dtype is not None and array.dtype != dtype:
+            return array.astype(dtype)
+        if copy:
+            return array.copy()
+        return array
+
+    def __dlpack__(self, *args: Any, **kwargs: Any) -> Any:
+        if self._requires_grad:
+            raise RuntimeError(
+                "Can't export a Tensor that requires grad through DLPack; use "
+                "tensor.detach().__dlpack__() instead."
+            )
+        return self._data.__dlpack__(*args, **kwargs)
+
+    def __dlpack_device__(self) -> tuple[int, int]:
+        return self._data.__dlpack_device__()
+
+    def __array_namespace__(self, *, api_version: str | None = None) -> Any:
+        from . import array_api
+
+        if api_version is not None and api_version != array_api.__array_api_version__:
+            raise ValueError(
+                f"tensorkit implements array API version {array_api.__array_api_version__}, "
+                f"not {api_version!r}"
+            )
+        return array_api
+
+    def __repr__(self) -> str:
+        from ._repr import tensor_repr
+
+        return tensor_repr(self)
+
+    def __reduce_ex__(self, protocol: Any) -> tuple:
+        if not self.is_leaf:
+            raise RuntimeError(
+                "Only Tensors created explicitly by the user (graph leaves) can be pickled; "
+                "call .detach() first."
+            )
+        host = to_device_array(self._data, cpu)
+        return (_rebuild_tensor, (host, str(self._device), self._requires_grad))
+
+    def __deepcopy__(self, memo: dict) -> Tensor:
+        if not self.is_leaf:
+            raise RuntimeError(
+                "Only Tensors created explicitly by the user (graph leaves) support the "
+                "deepcopy protocol at the moment."
+            )
+        copied = wrap(self._data.copy(), self._device)
+        copied._requires_grad = self._requires_grad
+        if self.grad is not None:
+            copied.grad = self.grad.__deepcopy__(memo)
+        memo[id(self)] = copied
+        return copied
+
+
+class Size(tuple):
+    """A tensor's shape: a tuple of ints with a PyTorch-style repr."""
+
+    __slots__ = ()
+
+    def __repr__(self) -> str:
+        return f"tensorkit.Size({list(self)})"
+
+    def numel(self) -> int:
+        total = 1
+        for n in self:
+            total *= n
+        return total
+
+
+class RemovableHandle:
+    """Returned by hook registration; ``handle.remove()`` takes the hook out again."""
+
+    _next_id = 0
+
+    def __init__(self, hooks: dict, hook: Callable) -> None:
+        RemovableHandle._next_id += 1
+        self.id = RemovableHandle._next_id
+        self._hooks_ref = weakref.ref(hooks) if _weakrefable(hooks) else (lambda: hooks)
+        hooks[self.id] = hook
+
+    def remove(self) -> None:
+        hooks = self._hooks_ref()
+        if hooks is not None:
+            hooks.pop(self.id, None)
+
+    def __enter__(self) -> RemovableHandle:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.remove()
+
+
+def _rebuild_tensor(host: np.ndarray, device_name: str, requires_grad: bool) -> Tensor:
+    target = device(device_name)
+    tensor = wrap(to_device_array(host, target), target)
+    tensor._requires_grad = requires_grad
+    return tensor
+
+
+def _weakrefable(obj: object) -> bool:
+    try:
+        weakref.ref(obj)
+    except TypeError:
+        return False
+    return True
+
+
+def normalize_dim(dim: int, ndim: int) -> int:
+    """Turn a possibly negative dim into an index in [0, ndim), or raise IndexError."""
+    low = -ndim if ndim else -1
+    high = ndim - 1 if ndim else 0
+    if not low <= dim <= high:
+        raise IndexError(
+            f"Dimension out of range (expected to be in range of [{low}, {high}], but got {dim})"
+        )
+    return dim + ndim if dim < 0 else dim
+
+
+def init_tensor(tensor: Tensor, data: Any, dev: device) -> None:
+    tensor._data = data
+    tensor._device = dev
+    tensor._requires_grad = False
+    tensor.grad = None
+    tensor.grad_fn = None
+    tensor._output_nr = 0
+    tensor._version_counter = None
+    tensor._base = None
+    tensor._view_fn = None
+    tensor._grad_accumulator = None
+    tensor._retains_grad = False
+    tensor._leaf_hooks = None
+    tensor._is_inference = _state.inference_mode
+
+
+_new = object.__new__
+
+
+def wrap(data: Any, dev: device) -> Tensor:
+    """A new tensor around ``data``, an ndarray that lives on ``dev``."""
+    tensor = _new(Tensor)
+    init_tensor(tensor, data, dev)
+    return tensor
+
+
+def make_view(data: Any, base: Tensor, view_fn: Any) -> Tensor:
+    """A tensor viewing ``base``'s storage: it shares the version counter and knows its base."""
+    view = wrap(data, base._device)
+    view._version_counter = base.version_counter()
+    view._base = base if base._base is None else base._base
+    view._view_fn = view_fn
+    return view

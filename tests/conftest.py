@@ -1,0 +1,38 @@
+"""Shared fixtures: the device parameter (CUDA cases skip without a GPU) and seeded RNGs."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+import tensorkit as tk
+
+DEVICES = ["cpu", pytest.param("cuda", marks=pytest.mark.cuda)]
+
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    if tk.cuda.is_available():
+        return
+    skip = pytest.mark.skip(reason="no CUDA GPU (tk.cuda.is_available() is False)")
+    for item in items:
+        if "cuda" in item.keywords:
+            item.add_marker(skip)
+
+
+@pytest.fixture(params=DEVICES)
+def device(request: pytest.FixtureRequest) -> str:
+    return request.param
+
+
+@pytest.fixture
+def rng() -> np.random.Generator:
+    return np.random.default_rng(0)
+
+
+@pytest.fixture(autouse=True)
+def _restore_global_state():
+    """Every test starts with grad mode on and float32 as the default dtype."""
+    yield
+    tk.set_default_dtype(tk.float32)
+    tk._state.grad_enabled = True
+    tk._state.inference_mode = False
