@@ -259,7 +259,8 @@ class Tensor:
 
     def detach(self) -> Tensor:
         """A new tensor on the same storage (and version counter), outside the graph."""
-        out = make_view(self._data, self, None)
+        out = wrap(self._data, self._device)
+        out._version_counter = self.version_counter()
         return out
 
     def detach_(self) -> Tensor:
@@ -474,6 +475,7 @@ def normalize_dim(dim: int, ndim: int) -> int:
 
 
 def init_tensor(tensor: Tensor, data: Any, dev: device) -> None:
+    """Set every slot of a new tensor (the one place that lists their initial values)."""
     tensor._data = data
     tensor._device = dev
     tensor._requires_grad = False
@@ -497,12 +499,3 @@ def wrap(data: Any, dev: device) -> Tensor:
     tensor = _new(Tensor)
     init_tensor(tensor, data, dev)
     return tensor
-
-
-def make_view(data: Any, base: Tensor, view_fn: Any) -> Tensor:
-    """A tensor viewing ``base``'s storage: it shares the version counter and knows its base."""
-    view = wrap(data, base._device)
-    view._version_counter = base.version_counter()
-    view._base = base if base._base is None else base._base
-    view._view_fn = view_fn
-    return view

@@ -24,7 +24,7 @@ class device:  # noqa: N801 - the name PyTorch users know
     Devices are interned, so ``a.device is b.device`` is a valid (and fast) comparison.
     """
 
-    __slots__ = ("_xp", "index", "type")
+    __slots__ = ("array_type", "index", "type", "xp")
     _interned: dict[tuple[str, int | None], device] = {}
 
     def __new__(cls, type_or_spec: str | device, index: int | None = None) -> device:
@@ -54,17 +54,11 @@ class device:  # noqa: N801 - the name PyTorch users know
             interned = object.__new__(cls)
             interned.type = kind
             interned.index = index
-            interned._xp = np if kind == "cpu" else None
+            # The array module: numpy, or cupy (imported when a CUDA device is first named).
+            interned.xp = np if kind == "cpu" else cupy_module()
+            interned.array_type = interned.xp.ndarray
             cls._interned[key] = interned
         return interned
-
-    @property
-    def xp(self) -> ModuleType:
-        """The array module of this device (numpy, or cupy imported on first use)."""
-        xp = self._xp
-        if xp is None:
-            xp = self._xp = cupy_module()
-        return xp
 
     def __repr__(self) -> str:
         if self.index is None:

@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import heapq
 from collections.abc import Iterator, Sequence
-from dataclasses import dataclass
 from typing import Any
 
 from .. import _state
@@ -23,22 +22,34 @@ from .graph import AccumulateGrad, Node, edge_of
 __all__ = ["BackwardStep", "backward_steps", "backward", "grad"]
 
 
-@dataclass(frozen=True)
 class BackwardStep:
     """One executed node: ``grads_in`` per forward output, ``grads_out`` per forward input.
 
     For an :class:`AccumulateGrad` node ``leaf`` is the tensor whose ``.grad`` was updated.
     """
 
-    index: int
-    node: Node
-    grads_in: tuple[Tensor | None, ...]
-    grads_out: tuple[Tensor | None, ...]
-    leaf: Tensor | None = None
+    __slots__ = ("index", "node", "grads_in", "grads_out", "leaf")
+
+    def __init__(
+        self,
+        index: int,
+        node: Node,
+        grads_in: tuple[Tensor | None, ...],
+        grads_out: tuple[Tensor | None, ...],
+        leaf: Tensor | None = None,
+    ) -> None:
+        self.index = index
+        self.node = node
+        self.grads_in = grads_in
+        self.grads_out = grads_out
+        self.leaf = leaf
 
     @property
     def name(self) -> str:
         return self.node.name()
+
+    def __repr__(self) -> str:
+        return f"<BackwardStep {self.index}: {self.name}>"
 
 
 def backward_steps(
@@ -84,26 +95,25 @@ def backward_steps(
 
     previous_phase, previous_node = _state.phase, _state.backward_node
     index = 0
+    pop, push = heapq.heappop, heapq.heappush
     try:
         with set_grad_enabled(create_graph):
             while ready:
-                _, _, node = heapq.heappop(ready)
+                node = pop(ready)[2]
                 buffer = pending.pop(node, None)
                 if buffer is None:  # no gradient reached this node
                     _release(node, dependencies, ready)
                     continue
                 grads_in = tuple(buffer)
-                grads_in = _run_tensor_pre_hooks(node, grads_in)
-                if node in targets:
-                    for slot, nr in targets[node]:
-                        g = grads_in[nr]
-                        if g is not None:
-                            captured[slot] = g if captured[slot] is None else captured[slot] + g
+                if node._tensor_pre_hooks is not None or node._retain_grad_hooks is not None:
+                    grads_in = _run_tensor_pre_hooks(node, grads_in)
+                if targets and node in targets:
+                    _capture(targets[node], grads_in, captured)
                 if needed is not None and node not in needed:
                     _release(node, dependencies, ready)
                     continue
                 _state.phase, _state.backward_node = "backward", node
-                if isinstance(node, AccumulateGrad):
+                if type(node) is AccumulateGrad:
                     _accumulate(node, grads_in[0], create_graph)
                     step = BackwardStep(index, node, grads_in, (), node.variable)
                 else:
@@ -113,18 +123,41 @@ def backward_steps(
                     step = BackwardStep(index, node, grads_in, grads_out)
                     for edge, g in zip(node.edges, grads_out, strict=True):
                         if edge is not None and g is not None:
-                            _add_to_buffer(pending, edge[0], edge[1], g)
+                            child, nr = edge
+                            slots = pending.get(child)
+                            if slots is None:
+                                slots = pending[child] = [None] * child.num_outputs
+                            previous = slots[nr]
+                            slots[nr] = g if previous is None else previous + g
                 _state.phase, _state.backward_node = previous_phase, previous_node
-                for observer in list(_state.observers):
-                    on_step = getattr(observer, "backward_step", None)
-                    if on_step is not None:
-                        on_step(step)
+                if _state.observers:
+                    _notify_step(step)
                 yield step
                 index += 1
-                _release(node, dependencies, ready)
+                for edge in node.edges:
+                    if edge is not None:
+                        child = edge[0]
+                        remaining = dependencies[child] - 1
+                        dependencies[child] = remaining
+                        if remaining == 0:
+                            push(ready, (-child.seq, id(child), child))
     finally:
         _state.phase, _state.backward_node = previous_phase, previous_node
     return captured
+
+
+def _capture(slots: list, grads_in: tuple, captured: list) -> None:
+    for slot, nr in slots:
+        g = grads_in[nr]
+        if g is not None:
+            captured[slot] = g if captured[slot] is None else captured[slot] + g
+
+
+def _notify_step(step: BackwardStep) -> None:
+    for observer in list(_state.observers):
+        on_step = getattr(observer, "backward_step", None)
+        if on_step is not None:
+            on_step(step)
 
 
 def backward(
@@ -362,7 +395,7 @@ def _run_node(node: Node, grads_in: tuple) -> tuple:
 
 def _materialize(node: Node, grads_in: tuple) -> tuple:
     """Replace missing gradients of multi-output nodes by zeros (as PyTorch does)."""
-    if all(g is not None for g in grads_in):
+    if node.output_meta is None or all(g is not None for g in grads_in):
         return grads_in
     from .._dtype import from_numpy_dtype
     from ..ops.creation import zeros

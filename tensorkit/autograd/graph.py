@@ -85,7 +85,8 @@ class Node:
 
     @property
     def num_outputs(self) -> int:
-        return 1 if self.output_meta is None else len(self.output_meta)
+        meta = self.output_meta
+        return 1 if meta is None else len(meta)
 
     # -------------------------------------------------------------------- saved values
     @property
@@ -93,6 +94,8 @@ class Node:
         """The values the gradient rule needs, checked against in-place changes."""
         if self._freed:
             raise RuntimeError(FREED_MESSAGE)
+        if self._saved_outputs is None and self._saved_inputs is not None:
+            return tuple(self._unpack_input(entry, i) for i, entry in enumerate(self._saved_inputs))
         saved: list = []
         if self._saved_inputs is not None:
             for index, entry in enumerate(self._saved_inputs):
@@ -106,6 +109,15 @@ class Node:
             for data, dev, counter, version, output_nr in self._saved_outputs:
                 saved.append(self._unpack_output(data, dev, counter, version, output_nr))
         return tuple(saved)
+
+    def _unpack_input(self, entry: Any, index: int) -> Any:
+        if type(entry) is not tuple:
+            return entry  # a Python scalar argument
+        tensor, version = entry
+        counter = tensor._version_counter
+        if (0 if counter is None else counter.value) != version:
+            _check_version(self, tensor.version_counter(), version, tensor, index)
+        return tensor
 
     def _unpack_output(self, data: Any, dev: Any, counter: Any, version: int, nr: int) -> Tensor:
         from ..tensor import wrap

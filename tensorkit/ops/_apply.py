@@ -99,6 +99,17 @@ def apply(op: OpDef, *inputs: Any, **attrs: Any) -> Any:
     return _finish_multi(op, inputs, attrs, result, dev, with_graph)
 
 
+# Python scalar types that leave a tensor's dtype unchanged, by the tensor's dtype kind (NumPy
+# treats Python scalars as "weak", as PyTorch does, so no cast is needed for these).
+_WEAK_SCALARS = {
+    "f": (float, int, bool),
+    "c": (complex, float, int, bool),
+    "i": (int, bool),
+    "u": (int, bool),
+    "b": (bool,),
+}
+
+
 def unwrap(op: OpDef, inputs: tuple) -> tuple[list, Any, bool]:
     """The inputs' arrays (promoted as the op asks), their common device, and whether any
     input requires grad. Raises if tensors live on different devices."""
@@ -107,6 +118,7 @@ def unwrap(op: OpDef, inputs: tuple) -> tuple[list, Any, bool]:
     requires_grad = False
     np_dtype = None
     mixed = False
+    scalars = None
     for x in inputs:
         if isinstance(x, Tensor):
             data = x._data
@@ -116,22 +128,28 @@ def unwrap(op: OpDef, inputs: tuple) -> tuple[list, Any, bool]:
             else:
                 if x._device is not dev:
                     raise_device_mismatch(op, inputs)
-                if data.dtype != np_dtype:
+                if data.dtype is not np_dtype:
                     mixed = True
             if x._requires_grad:
                 requires_grad = True
             arrays.append(data)
         else:
-            mixed = True
+            if x is not None:
+                scalars = [x] if scalars is None else [*scalars, x]
             arrays.append(x)
     if dev is None:
         raise TypeError(f"{op.name}(): expected at least one Tensor argument, got {inputs!r}")
     if op.promote is not KEEP:
+        if scalars is not None and not mixed:
+            weak = _WEAK_SCALARS[np_dtype.kind]
+            for x in scalars:
+                if type(x) not in weak:
+                    mixed = True
         if mixed:
             _promote_arrays(op, inputs, arrays)
         elif op.promote is FLOAT and np_dtype.kind not in "fc":
             target = get_default_dtype().np
-            arrays = [a.astype(target) for a in arrays]
+            arrays = [a.astype(target) if hasattr(a, "astype") else a for a in arrays]
     return arrays, dev, requires_grad
 
 
@@ -160,7 +178,7 @@ def _finish_single(
 ) -> Tensor:
     if op.moves_device:
         dev = attrs["device"]
-    elif not data.shape and not isinstance(data, dev.xp.ndarray):
+    elif not data.shape and type(data) is not dev.array_type:
         data = dev.xp.asarray(data)
     out = wrap(data, dev)
     if op.view:
@@ -170,18 +188,18 @@ def _finish_single(
         out.grad_fn = node
         out._requires_grad = True
         if op.saves & SAVE_OUTPUT:
-            node._saved_outputs = ((data, dev, out.version_counter(), 0, 0),)
+            counter = out._version_counter = VersionCounter()
+            node._saved_outputs = ((data, dev, counter, 0, 0),)
     return out
 
 
 def _finish_multi(
     op: OpDef, inputs: tuple, attrs: dict, results: tuple, dev: Any, with_graph: bool
 ) -> tuple:
-    xp = dev.xp
     outs = []
     for data in results:
-        if not data.shape and not isinstance(data, xp.ndarray):
-            data = xp.asarray(data)
+        if not data.shape and type(data) is not dev.array_type:
+            data = dev.xp.asarray(data)
         out = wrap(data, dev)
         if op.view:
             _link_view(out, inputs[0], op, inputs, attrs)

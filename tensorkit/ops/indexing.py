@@ -199,6 +199,8 @@ def setitem(tensor: Tensor, index: Any, value: Any) -> None:
             f"Expected all tensors to be on the same device, but found at least two devices, "
             f"{tensor.device} and {value.device}! (when assigning to a slice)"
         )
+    while isinstance(value, Tensor) and value.ndim and value.shape[0] == 1:
+        value = value.squeeze(0)  # PyTorch drops a value's leading size-1 dims
     prepared, basic = prepare_index(tensor, index)
     if basic:
         copy_(apply(_GETITEM_VIEW, tensor, index=prepared), value)

@@ -52,7 +52,8 @@ def _check_target(tensor: Tensor, result: Tensor, op_name: str) -> None:
             "`with tk.no_grad():` if you mean to change the parameter itself."
         )
     base = tensor._base
-    if _state.grad_enabled and base is not None and base._requires_grad and base.grad_fn is None:
+    differentiable_view = base is not None and tensor._view_fn is not None  # not a detach()
+    if _state.grad_enabled and differentiable_view and base._requires_grad and base.grad_fn is None:
         raise RuntimeError(
             f"a view of a leaf Variable that requires grad is being used in an in-place "
             f"operation ({op_name} on a view of shape {list(tensor.shape)})."

@@ -1,0 +1,30 @@
+# Two entry points on a fresh machine with only Python 3.10+:
+#   make run   - install tensorkit into .venv and run the main job
+#   make test  - install tensorkit with its test extras (and the PyTorch oracle) and run the suite
+PYTHON ?= python3
+VENV ?= .venv
+PY := $(VENV)/bin/python
+PYTEST_ARGS ?= -n 2
+
+.PHONY: run test lint clean
+
+$(VENV)/.base: pyproject.toml
+	$(PYTHON) -m venv $(VENV)
+	$(PY) -m pip install -q --upgrade pip
+	$(PY) -m pip install -q -e .
+	touch $@
+
+$(VENV)/.test: $(VENV)/.base
+	$(PY) -m pip install -q -e '.[test]' torch==2.13.0 ruff
+	touch $@
+
+run: $(VENV)/.base
+	$(PY) -m tensorkit.examples.sine
+
+test: $(VENV)/.test
+	$(PY) -m ruff check tensorkit tests bench
+	$(PY) -m ruff format --check tensorkit tests bench
+	$(PY) -m pytest $(PYTEST_ARGS)
+
+clean:
+	rm -rf $(VENV) .pytest_cache .ruff_cache
