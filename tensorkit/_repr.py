@@ -53,8 +53,6 @@ def format_values(values: np.ndarray) -> str:
                 f"{real(v.real)}{'+' if v.imag >= 0 else '-'}{real(abs(v.imag))}j"
             )
         }
-    elif kind == "b":
-        options["formatter"] = {"bool": lambda v: "True" if v else "False"}
     if values.ndim == 0:
         formatters = options.get("formatter")
         if formatters is None:

@@ -407,7 +407,9 @@ def test_custom_function_wrong_number_of_gradients():
         def backward(ctx, grad):
             return grad, grad
 
-    with pytest.raises(RuntimeError, match=r"BadBackward returned an incorrect number of gradients"):
+    with pytest.raises(
+        RuntimeError, match=r"BadBackward returned an incorrect number of gradients"
+    ):
         Bad.apply(leaf([1.0])).sum().backward()
 
 

@@ -44,8 +44,10 @@ class device:  # noqa: N801 - the name PyTorch users know
             if index is not None:
                 raise RuntimeError(f"device string {type_or_spec!r} already has an index")
             index = int(parsed_index)
-        if kind == "cuda" and index is None:
-            index = _current_cuda_index()
+        if kind == "cuda":
+            cupy_module()  # a clear error when CuPy is missing
+            if index is None:
+                index = _current_cuda_index()
         if kind == "cpu":
             index = None
         key = (kind, index)

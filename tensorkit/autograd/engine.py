@@ -15,6 +15,7 @@ from collections.abc import Iterator, Sequence
 from typing import Any
 
 from .. import _state
+from .._dtype import from_numpy_dtype
 from ..tensor import Tensor
 from .grad_mode import set_grad_enabled
 from .graph import AccumulateGrad, Node, edge_of
@@ -397,7 +398,6 @@ def _materialize(node: Node, grads_in: tuple) -> tuple:
     """Replace missing gradients of multi-output nodes by zeros (as PyTorch does)."""
     if node.output_meta is None or all(g is not None for g in grads_in):
         return grads_in
-    from .._dtype import from_numpy_dtype
     from ..ops.creation import zeros
 
     if not node.attrs.get("materialize_grads", True):
@@ -438,7 +438,7 @@ def _validate(node: Node, grads_out: tuple) -> tuple:
         if g._data.dtype != np_dtype:
             if g._data.dtype.kind == "c" and np_dtype.kind != "c":
                 g = g.real
-            g = g.to(np_dtype)
+            g = g.to(from_numpy_dtype(np_dtype))
         fixed[i] = g
     return tuple(fixed)
 

@@ -217,7 +217,7 @@ class Tape:
         external: dict[int, dict] = {}
         kept = {e.index for e in entries}
         for entry in entries:
-            nodes.append({"id": f"op{entry.index}", "kind": "op", **entry.to_dict()})
+            nodes.append({**entry.to_dict(), "id": f"op{entry.index}", "kind": "op"})
             for position, info in enumerate(entry.inputs):
                 if not isinstance(info, TensorInfo):
                     continue
@@ -226,7 +226,10 @@ class Tape:
                     source = f"op{produced[0]}"
                 else:
                     source = f"t{info.id}"
-                    external.setdefault(info.id, {"id": source, "kind": "tensor", **info.to_dict()})
+                    external.setdefault(
+                        info.id,
+                        {**info.to_dict(), "id": source, "tensor": info.id, "kind": "tensor"},
+                    )
                 edges.append(
                     {
                         "source": source,
@@ -249,9 +252,8 @@ class Tape:
             shapes_out = ", ".join("x".join(map(str, o.shape)) or "scalar" for o in e.outputs)
             where = f"  [{e.module_path}]" if e.module_path else ""
             site = f"  {e.call_site}" if e.call_site else ""
-            lines.append(
-                f"{e.index:4d} {e.phase[:3]} {e.name}({shapes_in}) -> {shapes_out}{where}{site}"
-            )
+            phase = "fwd" if e.phase == "forward" else "bwd"
+            lines.append(f"{e.index:4d} {phase} {e.name}({shapes_in}) -> {shapes_out}{where}{site}")
         return "\n".join(lines)
 
     def __repr__(self) -> str:

@@ -93,7 +93,10 @@ def apply(op: OpDef, *inputs: Any, **attrs: Any) -> Any:
         return _observed_apply(op, inputs, attrs)
     arrays, dev, requires_grad = unwrap(op, inputs)
     with_graph = requires_grad and _state.grad_enabled and op.backward is not None
-    result = op.forward(dev.xp, *arrays, **attrs)
+    try:
+        result = op.forward(dev.xp, *arrays, **attrs)
+    except ValueError as error:
+        raise _explain(op, inputs, error) from None
     if op.outputs == 1:
         return _finish_single(op, inputs, attrs, result, dev, with_graph)
     return _finish_multi(op, inputs, attrs, result, dev, with_graph)
@@ -270,6 +273,29 @@ def replay_view_on_array(view_fn: Any, xp: Any, array: Any) -> Any:
     return op.forward(xp, source, *extra, **attrs)
 
 
+def _explain(op: OpDef, inputs: tuple, error: ValueError) -> Exception:
+    """PyTorch's wording for a broadcasting failure; other errors pass through unchanged."""
+    if "broadcast" not in str(error):
+        return error
+    shapes = [tuple(x.shape) for x in inputs if isinstance(x, Tensor)]
+    if len(shapes) < 2:
+        return RuntimeError(f"{op.name}(): {error}")
+    a, b = shapes[0], shapes[1]
+    ndim = max(len(a), len(b))
+    padded_a = (1,) * (ndim - len(a)) + a
+    padded_b = (1,) * (ndim - len(b)) + b
+    for dim in range(ndim - 1, -1, -1):
+        size_a, size_b = padded_a[dim], padded_b[dim]
+        if size_a != size_b and size_a != 1 and size_b != 1:
+            return RuntimeError(
+                f"The size of tensor a ({size_a}) must match the size of tensor b ({size_b}) at "
+                f"non-singleton dimension {dim} (in {op.name} of shapes {list(a)} and {list(b)})"
+            )
+    return RuntimeError(
+        f"{op.name}(): shapes {[list(s) for s in shapes]} do not broadcast: {error}"
+    )
+
+
 def raise_device_mismatch(op: OpDef, inputs: tuple) -> None:
     devices = []
     for x in inputs:
@@ -330,7 +356,10 @@ def _observed_apply(op: OpDef, inputs: tuple, attrs: dict) -> Any:
         event.start_ns = time.perf_counter_ns()
         arrays, dev, requires_grad = unwrap(op, inputs)
         with_graph = requires_grad and _state.grad_enabled and op.backward is not None
-        result = op.forward(dev.xp, *arrays, **attrs)
+        try:
+            result = op.forward(dev.xp, *arrays, **attrs)
+        except ValueError as error:
+            raise _explain(op, inputs, error) from None
         event.end_ns = time.perf_counter_ns()
         if op.outputs == 1:
             out = _finish_single(op, inputs, attrs, result, dev, with_graph)

@@ -1,0 +1,159 @@
+"""The Tape: what it records, the graph it builds, and that it costs nothing when off."""
+
+from __future__ import annotations
+
+import gc
+import inspect
+import json
+import weakref
+
+import numpy as np
+import pytest
+
+import tensorkit as tk
+from tensorkit import _state
+
+
+def _line_of(marker: str) -> int:
+    source, start = inspect.getsourcelines(_record_small_model)
+    for offset, text in enumerate(source):
+        if marker in text:
+            return start + offset
+    raise AssertionError(marker)
+
+
+def _record_small_model():
+    w = tk.tensor([[1.0, -1.0], [0.5, 2.0]], requires_grad=True)
+    x = tk.tensor([[1.0, 2.0]])
+    with tk.autograd.Tape() as tape:
+        h = x @ w  # MARK-MATMUL
+        with tk.autograd.module_scope("model"), tk.autograd.module_scope("act"):
+            a = h.relu()
+        loss = a.sum()
+    return tape, w, x, h, loss
+
+
+def test_tape_records_ops_in_order_with_metadata():
+    tape, w, x, h, loss = _record_small_model()
+    assert [e.name for e in tape] == ["matmul", "relu", "sum"]
+    matmul = tape[0]
+    assert [i.shape for i in matmul.inputs] == [[1, 2], [2, 2]]
+    assert matmul.outputs[0].shape == [1, 2]
+    assert matmul.outputs[0].dtype == "float32" and matmul.outputs[0].device == "cpu"
+    assert matmul.phase == "forward" and matmul.grad_fn == "MmBackward0"
+    assert matmul.call_site.endswith(f"test_tape.py:{_line_of('MARK-MATMUL')}")
+    assert tape[1].module_path == "model.act"
+    assert tape[0].module_path == ""
+    assert tape[1].duration_ns >= 0 and isinstance(tape[1].records, dict)
+
+
+def test_tape_ids_link_producers_and_consumers():
+    tape, w, x, h, loss = _record_small_model()
+    assert tape.tensor_id(h) == tape[0].outputs[0].id == tape[1].inputs[0].id
+    assert tape.entry_for(h) is tape[0]
+    assert tape.entry_for(w) is None  # made before recording
+
+
+def test_graph_is_plain_json_with_edges_in_argument_order():
+    tape, w, x, *_ = _record_small_model()
+    graph = tape.graph()
+    text = json.dumps(graph)  # must not raise
+    assert "MmBackward0" in text
+    ops = [n for n in graph["nodes"] if n["kind"] == "op"]
+    tensors = [n for n in graph["nodes"] if n["kind"] == "tensor"]
+    assert [n["name"] for n in ops] == ["matmul", "relu", "sum"]
+    assert {t["id"] for t in tensors} == {f"t{tape.tensor_id(x)}", f"t{tape.tensor_id(w)}"}
+    into_matmul = [e for e in graph["edges"] if e["target"] == "op0"]
+    assert [e["position"] for e in into_matmul] == [0, 1]
+    assert [e["source"] for e in into_matmul] == [f"t{tape.tensor_id(x)}", f"t{tape.tensor_id(w)}"]
+    assert {"source": "op0", "target": "op1"}.items() <= next(
+        e for e in graph["edges"] if e["target"] == "op1"
+    ).items()
+
+
+def test_output_summaries_count_nan_and_inf():
+    with tk.autograd.Tape() as tape:
+        tk.tensor([1.0, 0.0, -1.0]).log()
+    summary = tape[0].outputs[0].summary
+    assert summary["nan"] == 1 and summary["inf"] == 1
+    assert summary["min"] == summary["max"] == 0.0
+
+
+def test_backward_ops_are_recorded_and_linked_to_their_forward_op():
+    w = tk.tensor([1.0, 2.0], requires_grad=True)
+    with tk.autograd.Tape() as tape:
+        loss = (w.exp() * 3).sum()
+        loss.backward()
+    forward = tape.forward_entries()
+    backward = [e for e in tape if e.phase == "backward"]
+    assert [e.name for e in forward] == ["exp", "mul", "sum"]
+    assert backward, "gradient rules run ops that the tape must see"
+    exp_index = forward[0].index
+    assert any(e.backward_of == exp_index for e in backward)
+    steps = [s["node"] for s in tape.backward_steps]
+    assert steps[0] == "SumBackward0" and "AccumulateGrad" in steps
+    assert "bwd" in tape.to_text()
+
+
+def test_custom_function_is_one_tape_entry():
+    class Double(tk.autograd.Function):
+        @staticmethod
+        def forward(ctx, x):
+            return x * 2 + 0
+
+        @staticmethod
+        def backward(ctx, grad):
+            return grad * 2
+
+    x = tk.tensor([1.0], requires_grad=True)
+    with tk.autograd.Tape() as tape:
+        Double.apply(x)
+    assert [e.name for e in tape] == ["Double"]
+    assert tape[0].grad_fn == "DoubleBackward"
+
+
+def test_tape_holds_tensors_weakly():
+    with tk.autograd.Tape() as tape:
+        big = tk.ones(100_000) * 2
+    ref = weakref.ref(big)
+    del big
+    gc.collect()
+    assert ref() is None
+    assert tape[0].outputs[0].shape == [100_000]
+
+
+def test_tape_records_under_no_grad_and_stops_on_exit():
+    with tk.autograd.Tape() as tape, tk.no_grad():
+        tk.ones(2) + 1
+    tk.ones(2) * 3
+    assert [e.name for e in tape] == ["add"]
+    assert tape[0].grad_fn is None
+    assert not _state.observing
+
+
+def test_tape_cannot_be_entered_twice_at_once():
+    tape = tk.autograd.Tape()
+    with tape, pytest.raises(RuntimeError, match="already recording"), tape:
+        pass
+
+
+def test_results_are_identical_with_and_without_a_tape():
+    x = tk.tensor(np.linspace(-1, 1, 5), requires_grad=True)
+    (x.sin() * x).sum().backward()
+    plain = x.grad.numpy().copy()
+    x.grad = None
+    with tk.autograd.Tape():
+        (x.sin() * x).sum().backward()
+    np.testing.assert_array_equal(plain, x.grad.numpy())
+
+
+def test_deep_chain_records_and_builds_a_graph():
+    x = tk.tensor([1.0], requires_grad=True)
+    with tk.autograd.Tape(summaries=False) as tape:
+        y = x
+        for _ in range(10_000):
+            y = y * 1.0
+        y.sum().backward()
+    graph = tape.graph()
+    assert len([n for n in graph["nodes"] if n["kind"] == "op"]) == 10_001
+    assert x.grad.item() == 1.0
