@@ -38,22 +38,18 @@ class Tensor:
     Build tensors with ``tk.tensor``, ``tk.zeros`` and friends rather than this constructor.
     """
 
-    __slots__ = (
-        "__weakref__",
-        "_base",
-        "_data",
-        "_device",
-        "_grad_accumulator",
-        "_is_inference",
-        "_leaf_hooks",
-        "_output_nr",
-        "_requires_grad",
-        "_retains_grad",
-        "_version_counter",
-        "_view_fn",
-        "grad",
-        "grad_fn",
-    )
+    # Attributes every op touches live in slots; the rarely set ones default at class level
+    # (and land in the instance dict only when set), so making a tensor sets five fields.
+    __slots__ = ("__dict__", "__weakref__", "_data", "_device", "_requires_grad", "grad", "grad_fn")
+
+    _output_nr = 0
+    _version_counter: VersionCounter | None = None
+    _base: Tensor | None = None
+    _view_fn: Any = None
+    _grad_accumulator: Any = None
+    _retains_grad = False
+    _leaf_hooks: dict | None = None
+    _is_inference = False
 
     _data: Any
     _device: device
@@ -475,20 +471,14 @@ def normalize_dim(dim: int, ndim: int) -> int:
 
 
 def init_tensor(tensor: Tensor, data: Any, dev: device) -> None:
-    """Set every slot of a new tensor (the one place that lists their initial values)."""
+    """Set the slots of a new tensor (the rest keep their class-level defaults)."""
     tensor._data = data
     tensor._device = dev
     tensor._requires_grad = False
     tensor.grad = None
     tensor.grad_fn = None
-    tensor._output_nr = 0
-    tensor._version_counter = None
-    tensor._base = None
-    tensor._view_fn = None
-    tensor._grad_accumulator = None
-    tensor._retains_grad = False
-    tensor._leaf_hooks = None
-    tensor._is_inference = _state.inference_mode
+    if _state.inference_mode:
+        tensor._is_inference = True
 
 
 _new = object.__new__

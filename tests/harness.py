@@ -11,13 +11,18 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from typing import Any
 
+import os
+
 import numpy as np
 import pytest
 
 import tensorkit as tk
 
+# The device the op suite runs on; scripts/gpu_check.sh sets it to "cuda".
+TEST_DEVICE = os.environ.get("TENSORKIT_TEST_DEVICE", "cpu")
 
-def leaves(arrays: Sequence[Any], device: str = "cpu", requires_grad: bool = True) -> list:
+
+def leaves(arrays: Sequence[Any], device: str = TEST_DEVICE, requires_grad: bool = True) -> list:
     """tk leaf tensors from arrays: float arrays require grad, others (indices, masks) don't."""
     out = []
     for a in arrays:
@@ -49,7 +54,7 @@ def check_grads(
     atol: float = 1e-5,
     rtol: float = 1e-3,
     eps: float = 1e-6,
-    device: str = "cpu",
+    device: str = TEST_DEVICE,
 ) -> None:
     """gradcheck (and gradgradcheck) of ``fn`` at float64 copies of ``arrays``."""
     converted = [
@@ -84,7 +89,7 @@ def check_torch(
     grad: bool = True,
     atol: float = 1e-6,
     rtol: float = 1e-5,
-    device: str = "cpu",
+    device: str = TEST_DEVICE,
 ) -> None:
     """Forward values and input gradients of tensorkit and PyTorch agree on the same inputs."""
     torch = pytest.importorskip("torch")

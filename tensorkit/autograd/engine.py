@@ -369,19 +369,30 @@ def _run_tensor_pre_hooks(node: Node, grads_in: tuple) -> tuple:
 
 
 def _run_node(node: Node, grads_in: tuple) -> tuple:
-    grads_in = _materialize(node, grads_in)
+    if node.output_meta is not None:
+        grads_in = _materialize(node, grads_in)
     if node._pre_hooks:
         for hook in list(node._pre_hooks.values()):
             replaced = hook(grads_in)
             if replaced is not None:
                 grads_in = tuple(replaced)
-    grads_out = node.apply(*grads_in)
+    grads_out = node.op.backward(node, *grads_in)
+    if type(grads_out) is not tuple:
+        grads_out = (grads_out,)
     if len(grads_out) != len(node.edges):
         raise RuntimeError(
             f"function {node.name()} returned an incorrect number of gradients (expected "
             f"{len(node.edges)}, got {len(grads_out)})"
         )
-    grads_out = _validate(node, grads_out)
+    for g, meta in zip(grads_out, node.input_meta, strict=True):
+        if g is not None and (
+            meta is None
+            or type(g) is not Tensor
+            or g._data.shape != meta[0]
+            or g._data.dtype != meta[1]
+        ):
+            grads_out = _validate(node, grads_out)
+            break
     if node._post_hooks:
         for hook in list(node._post_hooks.values()):
             replaced = hook(grads_out, grads_in)
@@ -396,7 +407,7 @@ def _run_node(node: Node, grads_in: tuple) -> tuple:
 
 def _materialize(node: Node, grads_in: tuple) -> tuple:
     """Replace missing gradients of multi-output nodes by zeros (as PyTorch does)."""
-    if node.output_meta is None or all(g is not None for g in grads_in):
+    if all(g is not None for g in grads_in):
         return grads_in
     from ..ops.creation import zeros
 

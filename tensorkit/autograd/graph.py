@@ -33,23 +33,18 @@ FREED_MESSAGE = (
 class Node:
     """A recorded op in the backward graph (what ``tensor.grad_fn`` points to)."""
 
-    __slots__ = (
-        "__weakref__",
-        "_freed",
-        "_post_hooks",
-        "_pre_hooks",
-        "_retain_grad_hooks",
-        "_saved_inputs",
-        "_saved_outputs",
-        "_tensor_pre_hooks",
-        "attrs",
-        "edges",
-        "input_meta",
-        "metadata",
-        "op",
-        "output_meta",
-        "seq",
-    )
+    # Hot attributes in slots; hooks and metadata default at class level until first set.
+    __slots__ = ("__dict__", "__weakref__", "attrs", "edges", "input_meta", "op", "seq")
+
+    _saved_inputs: tuple | None = None
+    _saved_outputs: tuple | None = None
+    _freed = False
+    _pre_hooks: dict | None = None
+    _post_hooks: dict | None = None
+    _tensor_pre_hooks: dict | None = None
+    _retain_grad_hooks: dict | None = None
+    output_meta: tuple | None = None
+    _metadata: dict | None = None
 
     def __init__(self, op: Any, edges: tuple, attrs: dict, input_meta: tuple) -> None:
         self.op = op
@@ -57,15 +52,13 @@ class Node:
         self.attrs = attrs
         self.input_meta = input_meta
         self.seq = next(_sequence)
-        self._saved_inputs: tuple | None = None
-        self._saved_outputs: tuple | None = None
-        self._freed = False
-        self._pre_hooks: dict | None = None
-        self._post_hooks: dict | None = None
-        self._tensor_pre_hooks: dict | None = None
-        self._retain_grad_hooks: dict | None = None
-        self.output_meta: tuple | None = None
-        self.metadata: dict = {}
+
+    @property
+    def metadata(self) -> dict:
+        """A free-form dict for tools (anomaly mode stores the forward stack here)."""
+        if self._metadata is None:
+            self._metadata = {}
+        return self._metadata
 
     # ---------------------------------------------------------------- identification
     def name(self) -> str:
@@ -188,8 +181,6 @@ class Node:
 
 class AccumulateGrad(Node):
     """The node at a leaf that requires grad: adds the incoming gradient into ``leaf.grad``."""
-
-    __slots__ = ("variable",)
 
     def __init__(self, leaf: Tensor) -> None:
         super().__init__(ACCUMULATE_OP, (), {}, ((leaf._data.shape, leaf._data.dtype),))
