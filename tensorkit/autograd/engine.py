@@ -29,7 +29,7 @@ class BackwardStep:
     For an :class:`AccumulateGrad` node ``leaf`` is the tensor whose ``.grad`` was updated.
     """
 
-    __slots__ = ("index", "node", "grads_in", "grads_out", "leaf")
+    __slots__ = ("grads_in", "grads_out", "index", "leaf", "node")
 
     def __init__(
         self,
@@ -66,6 +66,19 @@ def backward_steps(
     ``inputs``, only the nodes leading to them run, and their gradients are captured instead:
     they are the generator's return value (``StopIteration.value``), aligned with ``inputs``.
     """
+    return _execute(tensors, grad_tensors, retain_graph, create_graph, inputs, describe=True)
+
+
+def _execute(
+    tensors: Any,
+    grad_tensors: Any,
+    retain_graph: bool | None,
+    create_graph: bool,
+    inputs: Any,
+    describe: bool,
+) -> Iterator[Any]:
+    """The engine. Yields a BackwardStep per node, or None when ``describe`` is False and no
+    observer wants steps (``backward()`` and ``grad()`` need no step objects)."""
     roots = _as_tuple(tensors)
     root_grads = _root_gradients(roots, grad_tensors, create_graph)
     if retain_graph is None:
@@ -94,57 +107,70 @@ def backward_steps(
         if dependencies[node] == 0:
             heapq.heappush(ready, (-node.seq, id(node), node))
 
-    previous_phase, previous_node = _state.phase, _state.backward_node
     index = 0
     pop, push = heapq.heappop, heapq.heappush
-    try:
-        with set_grad_enabled(create_graph):
-            while ready:
-                node = pop(ready)[2]
-                buffer = pending.pop(node, None)
-                if buffer is None:  # no gradient reached this node
-                    _release(node, dependencies, ready)
-                    continue
-                grads_in = tuple(buffer)
-                if node._tensor_pre_hooks is not None or node._retain_grad_hooks is not None:
-                    grads_in = _run_tensor_pre_hooks(node, grads_in)
-                if targets and node in targets:
-                    _capture(targets[node], grads_in, captured)
-                if needed is not None and node not in needed:
-                    _release(node, dependencies, ready)
-                    continue
+    with set_grad_enabled(create_graph):
+        while ready:
+            node = pop(ready)[2]
+            buffer = pending.pop(node, None)
+            if buffer is None:  # no gradient reached this node
+                _release(node, dependencies, ready)
+                continue
+            grads_in = tuple(buffer)
+            if node._tensor_pre_hooks is not None or node._retain_grad_hooks is not None:
+                grads_in = _run_tensor_pre_hooks(node, grads_in)
+            if targets and node in targets:
+                _capture(targets[node], grads_in, captured)
+            if needed is not None and node not in needed:
+                _release(node, dependencies, ready)
+                continue
+            watched = _state.observing
+            if watched:  # observers attribute the rule's ops to this node
+                previous = (_state.phase, _state.backward_node)
                 _state.phase, _state.backward_node = "backward", node
+            try:
                 if type(node) is AccumulateGrad:
                     _accumulate(node, grads_in[0], create_graph)
-                    step = BackwardStep(index, node, grads_in, (), node.variable)
+                    grads_out: tuple = ()
                 else:
                     grads_out = _run_node(node, grads_in)
-                    if not retain_graph:
+                    if not retain_graph and (
+                        node._saved_inputs is not None or node._saved_outputs is not None
+                    ):
                         node.free_saved()
-                    step = BackwardStep(index, node, grads_in, grads_out)
-                    for edge, g in zip(node.edges, grads_out, strict=True):
-                        if edge is not None and g is not None:
-                            child, nr = edge
-                            slots = pending.get(child)
-                            if slots is None:
-                                slots = pending[child] = [None] * child.num_outputs
-                            previous = slots[nr]
-                            slots[nr] = g if previous is None else previous + g
-                _state.phase, _state.backward_node = previous_phase, previous_node
+                    _send(node, grads_out, pending)
+            finally:
+                if watched:
+                    _state.phase, _state.backward_node = previous
+            step = None
+            if describe or _state.observers:
+                leaf = node.variable if type(node) is AccumulateGrad else None
+                step = BackwardStep(index, node, grads_in, grads_out, leaf)
                 if _state.observers:
                     _notify_step(step)
-                yield step
-                index += 1
-                for edge in node.edges:
-                    if edge is not None:
-                        child = edge[0]
-                        remaining = dependencies[child] - 1
-                        dependencies[child] = remaining
-                        if remaining == 0:
-                            push(ready, (-child.seq, id(child), child))
-    finally:
-        _state.phase, _state.backward_node = previous_phase, previous_node
+            yield step
+            index += 1
+            for edge in node.edges:
+                if edge is not None:
+                    child = edge[0]
+                    remaining = dependencies[child] - 1
+                    dependencies[child] = remaining
+                    if remaining == 0:
+                        push(ready, (-child.seq, id(child), child))
     return captured
+
+
+def _send(node: Node, grads_out: tuple, pending: dict) -> None:
+    """Add each produced gradient to the input buffer of the node it flows to."""
+    for edge, g in zip(node.edges, grads_out, strict=True):
+        if edge is not None and g is not None:
+            child, nr = edge
+            slots = pending.get(child)
+            if slots is None:
+                meta = child.output_meta
+                slots = pending[child] = [None] * (1 if meta is None else len(meta))
+            previous = slots[nr]
+            slots[nr] = g if previous is None else previous + g
 
 
 def _capture(slots: list, grads_in: tuple, captured: list) -> None:
@@ -175,7 +201,7 @@ def backward(
             raise RuntimeError("'inputs' argument to backward() cannot be empty.")
         _accumulate_into_inputs(tensors, grad_tensors, retain_graph, create_graph, inputs)
         return
-    for _ in backward_steps(tensors, grad_tensors, retain_graph, create_graph):
+    for _ in _execute(tensors, grad_tensors, retain_graph, create_graph, None, describe=False):
         pass
 
 
@@ -201,7 +227,7 @@ def grad(
         raise ValueError(
             "Expected allow_unused to be True or not passed when materialize_grads=True"
         )
-    steps = backward_steps(outputs, grad_outputs, retain_graph, create_graph, input_tensors)
+    steps = _execute(outputs, grad_outputs, retain_graph, create_graph, input_tensors, False)
     captured = _drain(steps)
     result = []
     for i, (t, g) in enumerate(zip(input_tensors, captured, strict=True)):
@@ -230,7 +256,7 @@ def _drain(steps: Iterator[BackwardStep]) -> list:
 def _accumulate_into_inputs(
     tensors: Any, grad_tensors: Any, retain_graph: Any, create_graph: bool, inputs: tuple
 ) -> None:
-    steps = backward_steps(tensors, grad_tensors, retain_graph, create_graph, inputs)
+    steps = _execute(tensors, grad_tensors, retain_graph, create_graph, inputs, describe=False)
     captured = _drain(steps)
     for t, g in zip(inputs, captured, strict=True):
         if g is not None:

@@ -88,7 +88,8 @@ class Node:
         if self._freed:
             raise RuntimeError(FREED_MESSAGE)
         if self._saved_outputs is None and self._saved_inputs is not None:
-            return tuple(self._unpack_input(entry, i) for i, entry in enumerate(self._saved_inputs))
+            unpack = self._unpack_input
+            return tuple([unpack(entry, i) for i, entry in enumerate(self._saved_inputs)])
         saved: list = []
         if self._saved_inputs is not None:
             for index, entry in enumerate(self._saved_inputs):

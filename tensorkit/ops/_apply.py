@@ -229,22 +229,29 @@ def make_node(op: Any, inputs: tuple, attrs: dict) -> Node:
     meta = []
     for x in inputs:
         if isinstance(x, Tensor) and x._requires_grad:
-            if x.grad_fn is not None:
-                edges.append((x.grad_fn, x._output_nr))
-            else:
-                edges.append((grad_accumulator(x), 0))
-            meta.append((x._data.shape, x._data.dtype))
+            producer = x.grad_fn
+            edges.append((grad_accumulator(x), 0) if producer is None else (producer, x._output_nr))
+            data = x._data
+            meta.append((data.shape, data.dtype))
         else:
             edges.append(None)
             meta.append(None)
-    node = Node(op, tuple(edges), attrs, tuple(meta))
+    node = Node(op, edges, attrs, meta)
     if op.saves & SAVE_INPUTS:
-        node._saved_inputs = tuple((x, x._version) if isinstance(x, Tensor) else x for x in inputs)
+        node._saved_inputs = [_saved_input(x) for x in inputs]
     if _state.anomaly:
         from ..autograd.anomaly import remember_forward_trace
 
         remember_forward_trace(node)
     return node
+
+
+def _saved_input(x: Any) -> Any:
+    """``(tensor, its version now)`` for a tensor; scalars and None are kept as they are."""
+    if isinstance(x, Tensor):
+        counter = x._version_counter
+        return (x, 0 if counter is None else counter.value)
+    return x
 
 
 def _link_view(out: Tensor, source: Tensor, op: OpDef, inputs: tuple, attrs: dict) -> None:
