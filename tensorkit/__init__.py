@@ -40,6 +40,7 @@ from ._interop import (
 )
 from .autograd import enable_grad, inference_mode, is_grad_enabled, no_grad, set_grad_enabled
 from .ops import install_methods as _install_methods
+from .ops import norm
 from .ops.binary import *  # noqa: F403
 from .ops.complex import angle, complex, conj, imag, real  # noqa: A004
 from .ops.conversion import clone, contiguous

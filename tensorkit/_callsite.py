@@ -6,12 +6,13 @@ import os
 import sys
 
 _PACKAGE_DIR = os.path.dirname(os.path.abspath(__file__)) + os.sep
+_EXAMPLES_DIR = _PACKAGE_DIR + "examples" + os.sep  # examples are user code
 
 
 def user_call_site() -> str | None:
     """'file:line' of the innermost frame whose file is not inside tensorkit, or None."""
     frame = sys._getframe(1)
-    while frame is not None and frame.f_code.co_filename.startswith(_PACKAGE_DIR):
+    while frame is not None and is_package_file(frame.f_code.co_filename):
         frame = frame.f_back
     if frame is None:
         return None
@@ -19,4 +20,5 @@ def user_call_site() -> str | None:
 
 
 def is_package_file(filename: str) -> bool:
-    return filename.startswith(_PACKAGE_DIR)
+    """True for tensorkit's own library files (not its examples)."""
+    return filename.startswith(_PACKAGE_DIR) and not filename.startswith(_EXAMPLES_DIR)

@@ -167,6 +167,15 @@ def _new_tensor(
     )
 
 
+def norm(
+    input: Tensor, p: Any = "fro", dim: Any = None, keepdim: bool = False, dtype: Any = None
+) -> Tensor:
+    """``torch.norm``: vector p-norms, 'fro' and 'nuc' (see ``tk.linalg`` for the details)."""
+    from ..linalg import tensor_norm
+
+    return tensor_norm(input, p, dim, keepdim, dtype)
+
+
 def _cast_method(target: str) -> Any:
     def method(self: Tensor) -> Tensor:
         from .. import _dtype
@@ -208,6 +217,7 @@ def install_methods() -> None:
         setattr(Tensor, dunder, getattr(Tensor, method_name))
     for name, value in _properties().items():
         setattr(Tensor, name, value)
+    Tensor.norm = norm
     Tensor.copy_ = inplace.copy_
     Tensor.fill_ = inplace.fill_
     Tensor.zero_ = inplace.zero_
