@@ -32,6 +32,9 @@ class VersionCounter:
         self.last_site: str | None = None
 
 
+_ARRAY_API_VERSIONS = ("2021.12", "2022.12", "2023.12", "2024.12")
+
+
 class Tensor:
     """A multi-dimensional array on a device, with an optional gradient history.
 
@@ -371,12 +374,16 @@ class Tensor:
     def __array_namespace__(self, *, api_version: str | None = None) -> Any:
         from . import array_api
 
-        if api_version is not None and api_version != array_api.__array_api_version__:
+        if api_version is not None and api_version not in _ARRAY_API_VERSIONS:
             raise ValueError(
-                f"tensorkit implements array API version {array_api.__array_api_version__}, "
-                f"not {api_version!r}"
+                f"tensorkit implements array API version {array_api.__array_api_version__} "
+                f"(and the earlier {', '.join(_ARRAY_API_VERSIONS[:-1])}), not {api_version!r}"
             )
         return array_api
+
+    def to_device(self, device: Any, /, *, stream: Any = None) -> Tensor:
+        """The array API's spelling of ``to(device)``."""
+        return self.to(device)
 
     def __repr__(self) -> str:
         from ._repr import tensor_repr

@@ -329,3 +329,12 @@ def test_size_and_shape_helpers():
         match=r"Dimension out of range \(expected to be in range of \[-3, 2\], but got 3\)",
     ):
         x.size(3)
+
+
+def test_array_namespace_versions_and_to_device():
+    x = tk.ones(2)
+    assert x.__array_namespace__() is tk.array_api
+    assert x.__array_namespace__(api_version="2023.12") is tk.array_api
+    with pytest.raises(ValueError, match=r"2024\.12.*not '2019\.01'"):
+        x.__array_namespace__(api_version="2019.01")
+    assert x.to_device("cpu") is x
