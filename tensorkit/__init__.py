@@ -130,7 +130,7 @@ _install_random_methods()
 
 
 def __getattr__(name: str):
-    if name in ("linalg", "func", "array_api", "fft"):
+    if name in ("linalg", "func", "array_api", "optim"):
         import importlib
 
         module = importlib.import_module(f"{__name__}.{name}")

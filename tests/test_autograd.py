@@ -499,3 +499,10 @@ def test_backward_steps_report_gradients_in_and_out():
     assert mul.grads_out[0].item() == 3 and mul.grads_out[1] is None
     accumulate = steps[-1]
     assert accumulate.leaf is a and accumulate.grads_in[0].item() == 3
+
+
+def test_leaf_grad_owns_writable_memory():
+    x = tk.ones(3, requires_grad=True)
+    x.sum().backward()  # the rule returns a broadcast view
+    x.grad.zero_()
+    assert x.grad.tolist() == [0, 0, 0]

@@ -338,3 +338,8 @@ def test_array_namespace_versions_and_to_device():
     with pytest.raises(ValueError, match=r"2024\.12.*not '2019\.01'"):
         x.__array_namespace__(api_version="2019.01")
     assert x.to_device("cpu") is x
+
+
+def test_python_floats_convert_once_to_the_requested_dtype():
+    assert tk.tensor([0.1], dtype=tk.float64).item() == 0.1
+    assert tk.as_tensor([0.1], dtype=tk.float64).item() == 0.1

@@ -506,6 +506,8 @@ def _add_to_grad(leaf: Tensor, g: Tensor) -> None:
     """Accumulate out of place, so no gradient handed out earlier (a step's record, a user's
     tensor passed as ``gradient=``) is ever changed behind its holder's back."""
     if leaf.grad is None:
-        leaf.grad = g.clone() if g._base is not None else g
+        # Own the memory: a rule may return a broadcast or other view, which must not be
+        # stored as .grad (it would be read-only or alias another tensor).
+        leaf.grad = g.clone() if g._base is not None or g._data.base is not None else g
     else:
         leaf.grad = leaf.grad + g

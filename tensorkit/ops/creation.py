@@ -39,6 +39,7 @@ __all__ = [
 ]
 
 _MAX_ELEMENTS = 2**63 - 1
+_DtypeClass = dtype  # the creation functions have a parameter named ``dtype``
 
 
 class OutOfMemoryError(RuntimeError):
@@ -100,9 +101,10 @@ def _finish(data: Any, dev: device, requires_grad: bool) -> Tensor:
     return out
 
 
-def _host_array_from_data(data: Any) -> np.ndarray | Any:
+def _host_array_from_data(data: Any, requested: dtype | None = None) -> np.ndarray | Any:
     """Data given by the user as an array: numpy/cupy arrays keep their dtype; Python data
-    takes PyTorch's defaults (floats -> default dtype, ints -> int64)."""
+    takes the ``requested`` dtype, else PyTorch's defaults (floats -> default dtype, ints ->
+    int64), converted once from full precision."""
     if isinstance(data, Tensor):
         return data._data
     if isinstance(data, np.ndarray | np.generic):
@@ -112,6 +114,8 @@ def _host_array_from_data(data: Any) -> np.ndarray | Any:
     if isinstance(data, list | tuple) and any(isinstance(x, Tensor) for x in _flatten(data)):
         data = _nested_tensors_to_lists(data)
     array = np.asarray(data)
+    if requested is not None:
+        return array.astype(requested.np, copy=False)
     if array.dtype.kind == "f":
         return array.astype(get_default_dtype().np, copy=False)
     if array.dtype.kind == "c":
@@ -152,7 +156,7 @@ def tensor(
     requires_grad: bool = False,
 ) -> Tensor:
     """A new tensor holding a copy of ``data`` (a number, nested lists, or an array)."""
-    array = _host_array_from_data(data)
+    array = _host_array_from_data(data, dtype if isinstance(dtype, _DtypeClass) else None)
     source = device_of_array(array) if not isinstance(array, np.ndarray) else cpu
     if isinstance(data, Tensor) and device is None:
         target = data.device
@@ -176,7 +180,7 @@ def as_tensor(data: Any, dtype: dtype | None = None, device: Any = None) -> Tens
         if dtype is not None:
             out = out.to(dtype)
         return out
-    array = _host_array_from_data(data)
+    array = _host_array_from_data(data, dtype if isinstance(dtype, _DtypeClass) else None)
     target = as_device(device) if device is not None else device_of_array(array)
     moved = to_device_array(array, target)
     if dtype is not None and moved.dtype != dtype.np:
@@ -307,11 +311,12 @@ def arange(
     """Values from ``start`` up to (not including) ``end`` by ``step``."""
     if end is None:
         start, end = 0, start
+    start, end, step = (v.item() if isinstance(v, Tensor) else v for v in (start, end, step))
     if step == 0:
         raise RuntimeError("step must be nonzero")
     if (end - start) * step < 0:
         raise RuntimeError(
-            f"upper bound and larger bound inconsistent with step sign (start={start}, "
+            f"upper bound and lower bound inconsistent with step sign (start={start}, "
             f"end={end}, step={step})"
         )
     all_ints = all(isinstance(v, int) for v in (start, end, step))
