@@ -10,6 +10,7 @@ from typing import Any
 
 from ..tensor import Tensor, wrap
 from ._apply import COMMON, FLOAT, SAVE_BOTH, SAVE_INPUTS, OpDef, apply
+from .complex import conj
 
 __all__ = [
     "add",
@@ -71,16 +72,25 @@ def _sub_forward(xp: Any, a: Any, b: Any, alpha: Any = 1) -> Any:
     return a - b if alpha == 1 else a - b * alpha
 
 
+def _conj(x: Any) -> Any:
+    """The complex conjugate of a tensor or Python number (itself when real).
+
+    Gradient rules multiply by the conjugate derivative, as PyTorch does for complex inputs.
+    """
+    return conj(x) if isinstance(x, Tensor) else x.conjugate()
+
+
 def _mul_rule(ctx: Any, g: Tensor) -> tuple:
     a, b = ctx.saved_tensors
-    need_a, need_b = ctx.edges[0] is not None, ctx.edges[1] is not None
-    return (g * b if need_a else None), (g * a if need_b else None)
+    need_a, need_b = ctx.needs_input_grad
+    return (g * _conj(b) if need_a else None), (g * _conj(a) if need_b else None)
 
 
 def _div_rule(ctx: Any, g: Tensor) -> tuple:
-    a, b, out = ctx.saved_tensors
-    grad_a = g / b if ctx.edges[0] is not None else None
-    grad_b = -g * out / b if ctx.edges[1] is not None else None
+    _, b, out = ctx.saved_tensors
+    need_a, need_b = ctx.needs_input_grad
+    grad_a = g / _conj(b) if need_a else None
+    grad_b = -g * _conj(out / b) if need_b else None
     return grad_a, grad_b
 
 
@@ -89,13 +99,39 @@ def _zero_rule(ctx: Any, g: Tensor) -> tuple:
 
 
 def _floor_div_forward(xp: Any, a: Any, b: Any) -> Any:
-    if a.dtype.kind in "iu" and _has_zero(xp, b):
-        raise ZeroDivisionError("ZeroDivisionError: integer division by zero in floor_divide")
+    _check_division(xp, a, b, "floor_divide")
     return xp.floor_divide(a, b)
 
 
-def _has_zero(xp: Any, b: Any) -> bool:
-    return bool(xp.any(xp.asarray(b) == 0))
+def _check_division(xp: Any, a: Any, b: Any, name: str) -> None:
+    """PyTorch raises (a RuntimeError) on integer division by zero, where NumPy would return
+    0, and has no bool division (where NumPy's gives int8)."""
+    kind = _array_dtype(a, b).kind
+    _reject_bool(kind, name)
+    if kind in "iu" and bool(xp.any(xp.asarray(b) == 0)):
+        raise RuntimeError(f"ZeroDivisionError: integer division by zero in {name}")
+
+
+def _array_dtype(a: Any, b: Any) -> Any:
+    """The dtype of the array operands (promoted alike); the other may be a Python number."""
+    return a.dtype if hasattr(a, "dtype") else b.dtype
+
+
+def _reject_bool(kind: str, name: str) -> None:
+    """For arithmetic PyTorch does not define on bool (after promotion: all operands bool)."""
+    if kind == "b":
+        raise NotImplementedError(f"\"{name}\" not implemented for 'Bool'")
+
+
+def _modulus_forward(name: str) -> Any:
+    """remainder (NumPy's mod) or fmod, refusing integer division by zero."""
+    function = "mod" if name == "remainder" else "fmod"
+
+    def forward(xp: Any, a: Any, b: Any) -> Any:
+        _check_division(xp, a, b, name)
+        return getattr(xp, function)(a, b)
+
+    return forward
 
 
 def _remainder_rule(ctx: Any, g: Tensor) -> tuple:
@@ -129,27 +165,48 @@ def _pow_forward(xp: Any, a: Any, b: Any) -> Any:
             return 1 / a
         if b < 0 and type(b) is int and a.dtype.kind in "iu":
             raise RuntimeError("Integers to negative integer powers are not allowed.")
-    return a**b
+    kind = _array_dtype(a, b).kind
+    if kind == "b" and isinstance(b, bool):  # PyTorch allows bool ** bool-scalar only
+        return a.copy() if b else xp.ones_like(a)
+    _reject_bool(kind, "pow")
+    return _integer_power(xp, a, b) if kind in "iu" else a**b
+
+
+def _integer_power(xp: Any, a: Any, b: Any) -> Any:
+    """``a ** b`` for integers with PyTorch's answer to negative exponents (NumPy raises):
+    the bases 1 and -1 keep their power, every other base gives 0."""
+    negative = xp.asarray(b) < 0
+    if not bool(xp.any(negative)):
+        return a**b
+    power = a ** xp.where(negative, -b, b)
+    return xp.where(negative & (xp.abs(a) != 1), 0, power).astype(power.dtype, copy=False)
 
 
 def _pow_rule(ctx: Any, g: Tensor) -> tuple:
     a, b, out = ctx.saved_tensors
-    grad_a = grad_b = None
-    if ctx.edges[0] is not None:
-        if isinstance(b, Tensor):
-            grad_a = where(b == 0, 0.0, g * b * pow(a, b - 1))
-        elif b == 0:
-            grad_a = g * 0
-        else:
-            grad_a = g * b * pow(a, b - 1)
-    if ctx.edges[1] is not None:
-        from .unary import log
-
-        safe = where((a == 0) & (b >= 0), 1.0, a) if isinstance(a, Tensor) else a
-        grad_b = g * out * log(safe)
-        if isinstance(a, Tensor):
-            grad_b = where((a == 0) & (b >= 0), 0.0, grad_b)
+    need_a, need_b = ctx.needs_input_grad
+    grad_a = _pow_base_grad(g, a, b) if need_a else None
+    grad_b = _pow_exponent_grad(g, a, b, out) if need_b else None
     return grad_a, grad_b
+
+
+def _pow_base_grad(g: Tensor, a: Tensor, b: Any) -> Tensor:
+    """d(a**b)/da = b * a**(b-1), and 0 where b == 0, even at a == 0: there the base is
+    replaced by 1, so that no inf reaches the gradient (or its own gradient)."""
+    if not isinstance(b, Tensor):
+        return g * 0 if b == 0 else g * _conj(b * pow(a, b - 1))
+    return g * _conj(b * pow(where(b == 0, 1.0, a), b - 1))
+
+
+def _pow_exponent_grad(g: Tensor, a: Any, b: Tensor, out: Tensor) -> Tensor:
+    """d(a**b)/db = a**b * log(a), and 0 where a == 0 and b >= 0."""
+    from .creation import tensor
+    from .unary import log
+
+    if not isinstance(a, Tensor):
+        a = tensor(a, dtype=out.dtype, device=out.device)
+    zero_base = (a == 0) & (b >= 0)
+    return where(zero_base, 0.0, g * _conj(out * log(where(zero_base, 1.0, a))))
 
 
 def _atan2_rule(ctx: Any, g: Tensor) -> tuple:
@@ -158,12 +215,14 @@ def _atan2_rule(ctx: Any, g: Tensor) -> tuple:
     return g * b / denominator, -g * a / denominator
 
 
-def _extremum_rule(ctx: Any, g: Tensor, pick_first: Any) -> tuple:
+def _extremum_rule(ctx: Any, g: Tensor, loses: Any) -> tuple:
+    """Each operand gets the gradient unless it ``loses`` to the other; ties split it in
+    half. As in PyTorch, a NaN loses to nothing, so both operands get the gradient."""
     a, b = ctx.saved_tensors
-    first = pick_first(a, b)
-    tie = a == b
-    grad_a = where(tie, g / 2, where(first, g, 0.0)) if ctx.edges[0] is not None else None
-    grad_b = where(tie, g / 2, where(first, 0.0, g)) if ctx.edges[1] is not None else None
+    need_a, need_b = ctx.needs_input_grad
+    shared = where(a == b, g / 2, g)
+    grad_a = where(loses(a, b), 0.0, shared) if need_a else None
+    grad_b = where(loses(b, a), 0.0, shared) if need_b else None
     return grad_a, grad_b
 
 
@@ -176,16 +235,23 @@ def _fextremum_rule(ctx: Any, g: Tensor, pick_first: Any) -> tuple:
 
 
 def _clamp_rule(ctx: Any, g: Tensor) -> tuple:
+    """The gradient goes to whichever of x, min, max the output is; where min > max the
+    output is max (PyTorch's rule)."""
     x, low, high = ctx.saved_tensors
-    inside = None
-    if low is not None:
-        inside = x >= low
-    if high is not None:
-        upper = x <= high
-        inside = upper if inside is None else inside & upper
-    grad_x = where(inside, g, 0.0) if ctx.edges[0] is not None else None
-    grad_low = where(x < low, g, 0.0) if ctx.edges[1] is not None else None
-    grad_high = where(x > high, g, 0.0) if ctx.edges[2] is not None else None
+    need_x, need_low, need_high = ctx.needs_input_grad
+    grad_x = grad_low = grad_high = None
+    if need_x:
+        if low is None:
+            inside = x <= high
+        else:
+            inside = x >= low if high is None else (x >= low) & (x <= high)
+        grad_x = where(inside, g, 0.0)
+    if need_low:
+        below = x < low if high is None else (x < low) & (low < high)
+        grad_low = where(below, g, 0.0)
+    if need_high:
+        above = x > high if low is None else (x > high) | (high < low)
+        grad_high = where(above, g, 0.0)
     return grad_x, grad_low, grad_high
 
 
@@ -213,9 +279,9 @@ _TRUNC_DIV = OpDef(
     "div_trunc", lambda xp, a, b: _trunc_divide(xp, a, b), _zero_rule, promote=COMMON
 )
 _REMAINDER = OpDef(
-    "remainder", lambda xp, a, b: xp.mod(a, b), _remainder_rule, promote=COMMON, saves=SAVE_INPUTS
+    "remainder", _modulus_forward("remainder"), _remainder_rule, promote=COMMON, saves=SAVE_INPUTS
 )
-_FMOD = OpDef("fmod", lambda xp, a, b: xp.fmod(a, b), _fmod_rule, promote=COMMON, saves=SAVE_INPUTS)
+_FMOD = OpDef("fmod", _modulus_forward("fmod"), _fmod_rule, promote=COMMON, saves=SAVE_INPUTS)
 _POW = OpDef("pow", _pow_forward, _pow_rule, promote=COMMON, saves=SAVE_BOTH)
 _ATAN2 = OpDef(
     "atan2", lambda xp, a, b: xp.arctan2(a, b), _atan2_rule, promote=FLOAT, saves=SAVE_INPUTS
@@ -223,14 +289,14 @@ _ATAN2 = OpDef(
 _MAXIMUM = OpDef(
     "maximum",
     lambda xp, a, b: xp.maximum(a, b),
-    lambda ctx, g: _extremum_rule(ctx, g, gt),
+    lambda ctx, g: _extremum_rule(ctx, g, lt),
     promote=COMMON,
     saves=SAVE_INPUTS,
 )
 _MINIMUM = OpDef(
     "minimum",
     lambda xp, a, b: xp.minimum(a, b),
-    lambda ctx, g: _extremum_rule(ctx, g, lt),
+    lambda ctx, g: _extremum_rule(ctx, g, gt),
     promote=COMMON,
     saves=SAVE_INPUTS,
 )
@@ -274,8 +340,7 @@ def _trunc_divide(xp: Any, a: Any, b: Any) -> Any:
     """Division rounded toward zero (floor division, moved up by one where they differ)."""
     if a.dtype.kind not in "iu":
         return xp.trunc(a / b)
-    if _has_zero(xp, b):
-        raise ZeroDivisionError("ZeroDivisionError: integer division by zero in div")
+    _check_division(xp, a, b, "div")
     quotient = xp.floor_divide(a, b)
     return quotient + ((quotient < 0) & (quotient * b != a)).astype(quotient.dtype)
 
@@ -303,19 +368,17 @@ _LOGICAL_OR = OpDef("logical_or", lambda xp, a, b: xp.logical_or(a, b), None)
 _LOGICAL_XOR = OpDef("logical_xor", lambda xp, a, b: xp.logical_xor(a, b), None)
 
 
-def _bitwise(name: str, forward: Any) -> OpDef:
+def _bitwise(name: str, forward: Any, allow_bool: bool = True) -> OpDef:
+    """A bitwise op on integer (and, unless it is a shift, bool) operands."""
+    kinds = "iub" if allow_bool else "iu"
+
     def checked(xp: Any, a: Any, b: Any) -> Any:
-        for operand in (a, b):
-            kind = (
-                operand.dtype.kind
-                if hasattr(operand, "dtype")
-                else ("f" if isinstance(operand, float) else "i")
+        dtype = _array_dtype(a, b)  # promoted: a float scalar has made the tensor float
+        if dtype.kind not in kinds:
+            raise NotImplementedError(
+                f"\"{name}\" not implemented for '{dtype}': bitwise operations need integer"
+                f"{' or bool' if allow_bool else ''} tensors"
             )
-            if kind not in "iub":
-                raise TypeError(
-                    f"{name}: bitwise operations need integer or bool tensors, got dtype "
-                    f"{getattr(operand, 'dtype', type(operand).__name__)}"
-                )
         return forward(a, b)
 
     return OpDef(name, checked, None, promote=COMMON)
@@ -324,8 +387,8 @@ def _bitwise(name: str, forward: Any) -> OpDef:
 _BITWISE_AND = _bitwise("bitwise_and", lambda a, b: a & b)
 _BITWISE_OR = _bitwise("bitwise_or", lambda a, b: a | b)
 _BITWISE_XOR = _bitwise("bitwise_xor", lambda a, b: a ^ b)
-_LSHIFT = _bitwise("bitwise_left_shift", lambda a, b: a << b)
-_RSHIFT = _bitwise("bitwise_right_shift", lambda a, b: a >> b)
+_LSHIFT = _bitwise("bitwise_left_shift", lambda a, b: a << b, allow_bool=False)
+_RSHIFT = _bitwise("bitwise_right_shift", lambda a, b: a >> b, allow_bool=False)
 
 
 def add(input: Any, other: Any, *, alpha: Any = 1) -> Tensor:
@@ -348,16 +411,23 @@ def rsub(input: Any, other: Any, *, alpha: Any = 1) -> Tensor:
     return sub(other, input, alpha=alpha)
 
 
+def _is_bool(x: Any) -> bool:
+    return isinstance(x, bool) or (isinstance(x, Tensor) and x._data.dtype.kind == "b")
+
+
 def _reject_bool_sub(a: Any, b: Any) -> None:
-    if (
-        (isinstance(a, Tensor) and a._data.dtype.kind == "b")
-        and (not isinstance(b, Tensor) or b._data.dtype.kind == "b")
-        and isinstance(b, bool | Tensor)
-    ):
+    """PyTorch refuses subtraction with a bool operand (tensor or Python bool)."""
+    if not (_is_bool(a) or _is_bool(b)):
+        return
+    if _is_bool(a) and _is_bool(b):
         raise RuntimeError(
             "Subtraction, the `-` operator, with two bool tensors is not supported. Use the "
             "`^` or `logical_xor()` operator instead."
         )
+    raise RuntimeError(
+        "Subtraction, the `-` operator, with a bool tensor is not supported. If you are trying "
+        "to invert a mask, use the `~` or `logical_not()` operator instead."
+    )
 
 
 def mul(input: Any, other: Any) -> Tensor:
@@ -372,7 +442,7 @@ def div(input: Any, other: Any, *, rounding_mode: str | None = None) -> Tensor:
         return apply(_FLOOR_DIV, input, other)
     if rounding_mode == "trunc":
         return apply(_TRUNC_DIV, input, other)
-    raise ValueError(
+    raise RuntimeError(
         f"div expected rounding_mode to be one of None, 'trunc', or 'floor' but found "
         f"'{rounding_mode}'"
     )
@@ -431,7 +501,10 @@ clip = clamp
 
 
 def where(condition: Any, input: Any = None, other: Any = None) -> Any:
-    """``input`` where ``condition`` holds, else ``other``; ``where(c)`` is ``nonzero(c, as_tuple=True)``."""
+    """``input`` where ``condition`` holds, else ``other``.
+
+    ``where(condition)`` alone is ``nonzero(condition, as_tuple=True)``.
+    """
     if input is None and other is None:
         from .indexing import nonzero
 
@@ -448,11 +521,12 @@ def where(condition: Any, input: Any = None, other: Any = None) -> Any:
             from ._apply import raise_device_mismatch
 
             raise_device_mismatch(_WHERE, (condition, operand))
+    first = input
     if not isinstance(input, Tensor) and not isinstance(other, Tensor):
         from .creation import tensor as make_tensor
 
-        input = make_tensor(input, device=condition.device)
-    return apply(_WHERE, input, other, condition=condition._data)
+        first = make_tensor(input, device=condition.device)
+    return apply(_WHERE, first, other, condition=condition._data)
 
 
 def lerp(input: Tensor, end: Tensor, weight: Any) -> Tensor:
@@ -541,5 +615,10 @@ def addcmul(input: Tensor, tensor1: Tensor, tensor2: Tensor, *, value: Any = 1) 
 
 def addcdiv(input: Tensor, tensor1: Tensor, tensor2: Tensor, *, value: Any = 1) -> Tensor:
     """``input + value * tensor1 / tensor2``."""
+    if tensor1._data.dtype.kind not in "fc" and tensor2._data.dtype.kind not in "fc":
+        raise RuntimeError(
+            "Integer division with addcdiv is no longer supported, and in a future release "
+            "addcdiv will perform a true division of tensor1 and tensor2."
+        )
     quotient = div(tensor1, tensor2)
     return add(input, quotient if value == 1 else mul(quotient, value))

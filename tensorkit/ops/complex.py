@@ -28,7 +28,7 @@ _COMPLEX = OpDef(
 def _angle(xp: Any, x: Any) -> Any:
     if x.dtype.kind == "c":
         return xp.angle(x).astype(x.real.dtype)
-    return xp.where(x < 0, xp.pi, 0.0).astype(x.dtype)
+    return xp.where(x < 0, xp.pi, xp.where(x == x, 0.0, x)).astype(x.dtype)  # NaN stays NaN
 
 
 def _angle_rule(ctx: Any, g: Tensor) -> Any:

@@ -25,8 +25,7 @@ def _is_basic(index: tuple) -> bool:
     return all(
         item is None
         or item is Ellipsis
-        or (isinstance(item, slice | int)
-        and not isinstance(item, bool))
+        or (isinstance(item, slice | int) and not isinstance(item, bool))
         for item in index
     )
 
@@ -58,7 +57,9 @@ def prepare_index(tensor: Tensor, index: Any) -> tuple[tuple, bool]:
             items.append(int(item))
         elif isinstance(item, bool):
             items.append(tensor._device.xp.asarray(item))
-        elif item is None or item is Ellipsis or isinstance(item, slice | int):
+        elif isinstance(item, slice):
+            items.append(_checked_slice(item))
+        elif item is None or item is Ellipsis or isinstance(item, int):
             items.append(item)
         elif hasattr(item, "__index__"):
             items.append(item.__index__())
@@ -73,6 +74,17 @@ def prepare_index(tensor: Tensor, index: Any) -> tuple[tuple, bool]:
         index = index + (Ellipsis,)  # makes an all-int index return a 0-d view, not a scalar
     _check_bounds(tensor, index)
     return index, basic
+
+
+def _checked_slice(item: slice) -> slice:
+    """The slice with Tensor bounds made ints; PyTorch has no negative steps."""
+    start, stop, step = (
+        int(v) if isinstance(v, Tensor | np.integer) else v
+        for v in (item.start, item.stop, item.step)
+    )
+    if step is not None and step <= 0:
+        raise ValueError("step must be greater than zero" if step else "slice step cannot be zero")
+    return slice(start, stop, step)
 
 
 def _check_bounds(tensor: Tensor, index: tuple) -> None:
@@ -273,9 +285,21 @@ def _index_tensor(ctx: Any, like: Tensor) -> Tensor:
     return wrap(ctx.attrs["index"], like.device)
 
 
+_INDEX_DTYPES = (np.dtype(np.int32), np.dtype(np.int64))
+
+
+def _check_same_dtype(name: str, input: Tensor, source: Tensor) -> None:
+    """scatter and index_add write ``source`` into ``input``: PyTorch wants equal dtypes."""
+    if source.dtype is not input.dtype:
+        raise RuntimeError(
+            f"{name}(): Expected self.dtype to be equal to src.dtype (got {input.dtype} and "
+            f"{source.dtype})"
+        )
+
+
 def _check_gather_index(name: str, input: Tensor, dim: int, index: Tensor) -> int:
-    if not isinstance(index, Tensor) or index._data.dtype.kind not in "iu":
-        raise RuntimeError(f"{name}(): Expected dtype int64 for index")
+    if not isinstance(index, Tensor) or index._data.dtype not in _INDEX_DTYPES:
+        raise RuntimeError(f"{name}(): Expected dtype int32/int64 for index")
     d = normalize_dim(dim, max(input.ndim, 1))
     if index.ndim != input.ndim:
         raise RuntimeError(
@@ -290,8 +314,8 @@ def _check_gather_index(name: str, input: Tensor, dim: int, index: Tensor) -> in
             )
     if index.numel():
         high, low = int(index._data.max()), int(index._data.min())
-        size = input.shape[d]
-        if high >= size or low < -size:
+        size = input.shape[d] if input.ndim else 1
+        if high >= size or low < 0:
             raise RuntimeError(
                 f"index {high if high >= size else low} is out of bounds for dimension {d} with "
                 f"size {size}"
@@ -308,6 +332,7 @@ def gather(input: Tensor, dim: int, index: Tensor) -> Tensor:
 def scatter_add(input: Tensor, dim: int, index: Tensor, src: Tensor) -> Tensor:
     """A copy of ``input`` with ``src`` added at the positions ``index`` names along ``dim``."""
     d = _check_gather_index("scatter_add", input, dim, index)
+    _check_same_dtype("scatter_add", input, src)
     return apply(_SCATTER_ADD, input, src, index=index._data, dim=d)
 
 
@@ -323,12 +348,15 @@ def scatter(
     """A copy of ``input`` with ``src`` (or ``value``) written at the ``index`` positions."""
     d = _check_gather_index("scatter", input, dim, index)
     source = src if src is not None else value
+    if not isinstance(source, Tensor):
+        source = input.new_tensor(source)  # a value takes the input's dtype, as in PyTorch
+    _check_same_dtype("scatter", input, source)
     if reduce == "add":
-        if not isinstance(source, Tensor):
-            source = input.new_full(index.shape, source)
-        return scatter_add(input, dim, index, source)
+        return scatter_add(input, dim, index, source if source.ndim else source.expand(index.shape))
+    if reduce == "multiply":
+        raise NotImplementedError("scatter(): reduce='multiply' is not supported by tensorkit")
     if reduce is not None:
-        raise ValueError(f"scatter(): reduce must be None or 'add', got {reduce!r}")
+        raise RuntimeError("reduce argument must be either add or multiply.")
     return apply(_SCATTER, input, source, index=index._data, dim=d)
 
 
@@ -376,7 +404,9 @@ _INDEX_ADD = OpDef(
 
 
 def index_add(input: Tensor, dim: int, index: Tensor, source: Tensor, *, alpha: Any = 1) -> Tensor:
+    """A copy of ``input`` with ``alpha * source`` added at ``index`` along ``dim``."""
     d = normalize_dim(dim, max(input.ndim, 1))
+    _check_same_dtype("index_add", input, source)
     return apply(_INDEX_ADD, input, source, index=index._data, dim=d, alpha=alpha)
 
 
@@ -456,8 +486,14 @@ def _argsort(xp: Any, x: Any, axis: int, descending: bool) -> Any:
     return xp.argsort(x, axis=axis, kind="stable").astype("int64")
 
 
+def _scalar_values_indices(input: Tensor) -> Any:
+    """(values, indices) of sort/topk/kthvalue on a 0-d tensor: itself and index 0."""
+    return values_indices(input.clone(), input.new_zeros((), dtype=int64))
+
+
 def argsort(input: Tensor, dim: int = -1, descending: bool = False, stable: bool = False) -> Tensor:
     if input.ndim == 0:
+        normalize_dim(dim, 0)
         return input.new_zeros((), dtype=int64)
     d = normalize_dim(dim, input.ndim)
     return apply(_ARGSORT, input, axis=d, descending=descending, stable=stable)
@@ -466,7 +502,8 @@ def argsort(input: Tensor, dim: int = -1, descending: bool = False, stable: bool
 def sort(input: Tensor, dim: int = -1, descending: bool = False, stable: bool = False) -> Any:
     """(values, indices) sorted along ``dim``; ties keep their order."""
     if input.ndim == 0:
-        return values_indices(input.clone(), input.new_zeros((), dtype=int64))
+        normalize_dim(dim, 0)
+        return _scalar_values_indices(input)
     indices = argsort(input, dim, descending, stable)
     return values_indices(gather(input, dim, indices), indices)
 
@@ -481,13 +518,21 @@ def topk(input: Tensor, k: int, dim: int = -1, largest: bool = True, sorted: boo
     size = input.shape[d] if input.ndim else 1
     if not 0 <= k <= size:
         raise RuntimeError(f"selected index k out of range (k={k}, size of dim {d} is {size})")
+    if input.ndim == 0 and k == 1:
+        return _scalar_values_indices(input)
     order = argsort(input, d, descending=largest)
     indices = narrow(order, d, 0, k).contiguous()
     return values_indices(gather(input, d, indices), indices)
 
 
 def kthvalue(input: Tensor, k: int, dim: int = -1, keepdim: bool = False) -> Any:
-    d = normalize_dim(dim, input.ndim)
+    """The ``k``-th smallest value (1-based) along ``dim`` and its index."""
+    d = normalize_dim(dim, max(input.ndim, 1))
+    size = input.shape[d] if input.ndim else 1
+    if not 1 <= k <= size:
+        raise RuntimeError(f"kthvalue(): selected number k out of range for dimension {d}")
+    if input.ndim == 0:
+        return _scalar_values_indices(input)
     values, indices = topk(input, k, d, largest=False)
     values, indices = narrow(values, d, k - 1, 1), narrow(indices, d, k - 1, 1)
     if not keepdim:

@@ -14,8 +14,9 @@ import numpy as np
 
 from .._dtype import bool_, int64
 from ..tensor import Tensor, normalize_dim
-from ._apply import FLOAT, KEEP, SAVE_BOTH, SAVE_INPUTS, OpDef, apply
-from .binary import where
+from ._apply import FLOAT, SAVE_BOTH, SAVE_INPUTS, OpDef, apply
+from .binary import maximum, minimum, where
+from .complex import conj
 from .shape import expand, flip, reshape
 
 _INT64 = np.dtype(np.int64)
@@ -24,16 +25,18 @@ values_indices = namedtuple("values_indices", ["values", "indices"])
 min_max = namedtuple("aminmax", ["min", "max"])
 
 
-def reduce_dims(dim: Any, ndim: int) -> tuple[int, ...] | None:
-    """Normalized reduced dims, or None for "all dims"."""
+def reduce_dims(dim: Any, ndim: int, empty_is_all: bool = True) -> tuple[int, ...] | None:
+    """Normalized reduced dims, or None for "all dims". An empty ``dim`` means all dims, as
+    in PyTorch's sum/mean/amax/std, unless ``empty_is_all`` is False (all/any: no dims)."""
     if dim is None:
         return None
     if isinstance(dim, int):
         dim = (dim,)
     dims = tuple(normalize_dim(d, builtins.max(ndim, 1)) for d in dim)
-    if len(set(dims)) != len(dims):
-        raise RuntimeError(f"dim {list(dim)} appears multiple times in the list of dims")
-    if ndim == 0:
+    for i, d in enumerate(dims):
+        if d in dims[:i]:
+            raise RuntimeError(f"dim {d} appears multiple times in the list of dims")
+    if ndim == 0 or (empty_is_all and not dims):
         return None
     return dims
 
@@ -94,13 +97,29 @@ def _count(shape: tuple, axis: Any) -> int:
     return total
 
 
-_SUM = OpDef("sum", _sum_forward, _sum_rule)
-_MEAN = OpDef(
-    "mean",
-    lambda xp, x, axis, keepdims: x.mean(axis=axis, keepdims=keepdims, dtype=x.dtype),
-    _mean_rule,
-    promote=KEEP,
-)
+def _half_in_float(forward: Any) -> Any:
+    """``forward`` run in float32 on float16 input, the result cast back: PyTorch accumulates
+    half-precision reductions in float (NumPy in float16, which saturates: 4000 x 0.1 sums
+    to 256). An explicit ``dtype`` attribute is left to decide."""
+
+    def widened(xp: Any, x: Any, **attrs: Any) -> Any:
+        if x.dtype != np.float16 or attrs.get("dtype") is not None:
+            return forward(xp, x, **attrs)
+        return forward(xp, x.astype(np.float32), **attrs).astype(np.float16)
+
+    return widened
+
+
+_SUM = OpDef("sum", _half_in_float(_sum_forward), _sum_rule)
+
+
+def _mean_forward(xp: Any, x: Any, axis: Any, keepdims: bool) -> Any:
+    # sum / count rather than x.mean: an empty mean is NaN without NumPy's warning, as in
+    # PyTorch.
+    return (x.sum(axis=axis, keepdims=keepdims) / _count(x.shape, axis)).astype(x.dtype)
+
+
+_MEAN = OpDef("mean", _half_in_float(_mean_forward), _mean_rule)
 
 
 def sum(input: Tensor, dim: Any = None, keepdim: bool = False, *, dtype: Any = None) -> Tensor:  # noqa: A001
@@ -114,33 +133,41 @@ def sum(input: Tensor, dim: Any = None, keepdim: bool = False, *, dtype: Any = N
 
 def mean(input: Tensor, dim: Any = None, keepdim: bool = False, *, dtype: Any = None) -> Tensor:
     """Mean over ``dim``; needs a floating or complex tensor (or ``dtype``)."""
-    if dtype is not None:
-        input = input.to(dtype)
-    if input._data.dtype.kind not in "fc":
+    source = input if dtype is None else input.to(dtype)
+    if source._data.dtype.kind not in "fc":
         raise RuntimeError(
             f"mean(): could not infer output dtype. Input dtype must be either a floating point "
-            f"or complex dtype. Got: {input.dtype}"
+            f"or complex dtype. Got: {source.dtype}"
         )
-    dims = reduce_dims(dim, input.ndim)
-    return apply(_MEAN, input, axis=_axis(dims), keepdims=keepdim)
+    dims = reduce_dims(dim, source.ndim)
+    return apply(_MEAN, source, axis=_axis(dims), keepdims=keepdim)
 
 
 def nansum(input: Tensor, dim: Any = None, keepdim: bool = False) -> Tensor:
+    """Sum over ``dim`` counting NaN as zero (integer tensors, which have none: plain sum)."""
     from .unary import isnan
 
+    if input._data.dtype.kind not in "fc":
+        return sum(input, dim, keepdim)
     return sum(where(isnan(input), 0.0, input), dim, keepdim)
 
 
 def nanmean(input: Tensor, dim: Any = None, keepdim: bool = False) -> Tensor:
+    """Mean over ``dim`` of the values that are not NaN."""
     from .unary import isnan
 
+    if input._data.dtype.kind not in "fc":
+        raise RuntimeError(
+            f"nanmean(): expected input to have floating point or complex dtype but got "
+            f"{input.dtype}"
+        )
     valid = ~isnan(input)
     return nansum(input, dim, keepdim) / sum(valid, dim, keepdim)
 
 
 # --------------------------------------------------------------------------------- prod
 def _prod_rule(ctx: Any, g: Tensor) -> Tensor:
-    (x,) = ctx.saved_tensors
+    x = conj(ctx.saved_tensors[0])  # PyTorch's complex gradient: g * conj(derivative)
     axis, keepdims = ctx.attrs["axis"], ctx.attrs["keepdims"]
     if x.ndim == 0:
         return g
@@ -155,11 +182,11 @@ def _product_of_others(x: Tensor, dims: tuple) -> Tensor:
 
     ndim = x.ndim
     last = tuple(range(ndim - len(dims), ndim))
-    moved = movedim(x, dims, last)
-    flat = reshape(moved, tuple(moved.shape[: ndim - len(dims)]) + (-1,))
-    n = flat.shape[-1]
-    if n == 0:
+    n = _count(tuple(x.shape), dims)
+    if x.numel() == 0:
         return x
+    moved = movedim(x, dims, last)
+    flat = reshape(moved, tuple(moved.shape[: ndim - len(dims)]) + (n,))
     one = flat.new_ones(tuple(flat.shape[:-1]) + (1,))
     prefix = cat([one, narrow(cumprod(flat, -1), -1, 0, n - 1)], -1)
     suffix = flip(cat([one, narrow(cumprod(flip(flat, -1), -1), -1, 0, n - 1)], -1), -1)
@@ -168,7 +195,7 @@ def _product_of_others(x: Tensor, dims: tuple) -> Tensor:
 
 _PROD = OpDef(
     "prod",
-    lambda xp, x, axis, keepdims, dtype: x.prod(axis=axis, keepdims=keepdims, dtype=dtype),
+    _half_in_float(lambda xp, x, axis, keepdims, dtype: x.prod(axis, dtype, keepdims=keepdims)),
     _prod_rule,
     saves=SAVE_INPUTS,
 )
@@ -195,61 +222,77 @@ def _amax_rule(ctx: Any, g: Tensor) -> Tensor:
     return where(hits, share, 0.0)
 
 
-def _extreme_forward(name: str) -> Any:
-    def forward(xp: Any, x: Any, axis: Any, keepdims: bool) -> Any:
-        if x.size == 0 and (axis is None or builtins.any(x.shape[d] == 0 for d in axis)):
-            raise IndexError(
+def _check_nonempty(name: str, shape: tuple, dims: tuple | None, no_dim_error: type) -> None:
+    """PyTorch's errors for max-like reductions (which have no identity) over nothing."""
+    if dims is None:
+        if 0 in shape:
+            raise no_dim_error(
                 f"{name}(): Expected reduction dim to be specified for input.numel() == 0. "
-                f"Specify the reduction dim with the 'dim' argument (input shape {list(x.shape)})"
+                "Specify the reduction dim with the 'dim' argument."
             )
-        return getattr(x, "max" if name == "amax" else "min")(axis=axis, keepdims=keepdims)
+        return
+    for d in dims:
+        if shape[d] == 0:
+            raise IndexError(f"{name}(): Expected reduction dim {d} to have non-zero size.")
 
-    return forward
+
+_AMAX = OpDef(
+    "amax",
+    lambda xp, x, axis, keepdims: x.max(axis=axis, keepdims=keepdims),
+    _amax_rule,
+    saves=SAVE_BOTH,
+)
+_AMIN = OpDef(
+    "amin",
+    lambda xp, x, axis, keepdims: x.min(axis=axis, keepdims=keepdims),
+    _amax_rule,
+    saves=SAVE_BOTH,
+)
 
 
-_AMAX = OpDef("amax", _extreme_forward("amax"), _amax_rule, saves=SAVE_BOTH)
-_AMIN = OpDef("amin", _extreme_forward("amin"), _amax_rule, saves=SAVE_BOTH)
+def _extreme(op: OpDef, input: Tensor, dim: Any, keepdim: bool) -> Tensor:
+    dims = reduce_dims(dim, input.ndim)
+    _check_nonempty(op.name, tuple(input.shape), dims, RuntimeError)
+    return apply(op, input, axis=_axis(dims), keepdims=keepdim)
 
 
 def amax(input: Tensor, dim: Any = (), keepdim: bool = False) -> Tensor:
     """Largest value over ``dim``; the gradient is shared evenly among tied maxima."""
-    dims = reduce_dims(None if dim == () else dim, input.ndim)
-    return apply(_AMAX, input, axis=_axis(dims), keepdims=keepdim)
+    return _extreme(_AMAX, input, dim, keepdim)
 
 
 def amin(input: Tensor, dim: Any = (), keepdim: bool = False) -> Tensor:
-    dims = reduce_dims(None if dim == () else dim, input.ndim)
-    return apply(_AMIN, input, axis=_axis(dims), keepdims=keepdim)
+    """Smallest value over ``dim``; the gradient is shared evenly among tied minima."""
+    return _extreme(_AMIN, input, dim, keepdim)
 
 
-def _arg_forward(name: str) -> Any:
-    def forward(xp: Any, x: Any, axis: Any, keepdims: bool) -> Any:
-        if x.size == 0:
-            raise IndexError(
-                f"{name}(): Expected reduction dim to be specified for input.numel() == 0."
-            )
-        return getattr(xp, name)(x, axis=axis, keepdims=keepdims)
-
-    return forward
+_ARGMAX = OpDef(
+    "argmax", lambda xp, x, axis, keepdims: xp.argmax(x, axis=axis, keepdims=keepdims), None
+)
+_ARGMIN = OpDef(
+    "argmin", lambda xp, x, axis, keepdims: xp.argmin(x, axis=axis, keepdims=keepdims), None
+)
 
 
-_ARGMAX = OpDef("argmax", _arg_forward("argmax"), None)
-_ARGMIN = OpDef("argmin", _arg_forward("argmin"), None)
+def _arg_extreme(op: OpDef, input: Tensor, dim: int | None, keepdim: bool) -> Tensor:
+    if dim is None:
+        _check_nonempty(op.name, tuple(input.shape), None, IndexError)
+        return apply(op, reshape(input, (-1,)), axis=None, keepdims=False)
+    d = normalize_dim(dim, builtins.max(input.ndim, 1))
+    if input.ndim == 0:
+        return apply(op, input, axis=None, keepdims=keepdim)
+    _check_nonempty(op.name, tuple(input.shape), (d,), IndexError)
+    return apply(op, input, axis=d, keepdims=keepdim)
 
 
 def argmax(input: Tensor, dim: int | None = None, keepdim: bool = False) -> Tensor:
     """Index of the largest value (in the flattened tensor when ``dim`` is None)."""
-    if dim is None:
-        return apply(_ARGMAX, reshape(input, (-1,)), axis=None, keepdims=False)
-    d = normalize_dim(dim, builtins.max(input.ndim, 1))
-    return apply(_ARGMAX, input, axis=d if input.ndim else None, keepdims=keepdim)
+    return _arg_extreme(_ARGMAX, input, dim, keepdim)
 
 
 def argmin(input: Tensor, dim: int | None = None, keepdim: bool = False) -> Tensor:
-    if dim is None:
-        return apply(_ARGMIN, reshape(input, (-1,)), axis=None, keepdims=False)
-    d = normalize_dim(dim, builtins.max(input.ndim, 1))
-    return apply(_ARGMIN, input, axis=d if input.ndim else None, keepdims=keepdim)
+    """Index of the smallest value (in the flattened tensor when ``dim`` is None)."""
+    return _arg_extreme(_ARGMIN, input, dim, keepdim)
 
 
 def _max_min(input: Tensor, dim: Any, keepdim: bool, largest: bool) -> Any:
@@ -257,28 +300,17 @@ def _max_min(input: Tensor, dim: Any, keepdim: bool, largest: bool) -> Any:
 
     if dim is None:
         return amax(input) if largest else amin(input)
-    if isinstance(dim, Tensor):
-        return (maximum_of if largest else minimum_of)(input, dim)
+    if isinstance(dim, Tensor):  # max(a, b) is the elementwise maximum
+        return (maximum if largest else minimum)(input, dim)
     d = normalize_dim(dim, builtins.max(input.ndim, 1))
     if input.ndim == 0:
         return values_indices(input.clone(), input.new_zeros((), dtype=int64))
+    _check_nonempty("max" if largest else "min", tuple(input.shape), (d,), IndexError)
     indices = (argmax if largest else argmin)(input, d, keepdim=True)
     values = take_along_dim(input, indices, d)
     if not keepdim:
         values, indices = values.squeeze(d), indices.squeeze(d)
     return values_indices(values, indices)
-
-
-def maximum_of(input: Tensor, other: Tensor) -> Tensor:
-    from .binary import maximum
-
-    return maximum(input, other)
-
-
-def minimum_of(input: Tensor, other: Tensor) -> Tensor:
-    from .binary import minimum
-
-    return minimum(input, other)
 
 
 def max(input: Tensor, dim: Any = None, keepdim: bool = False) -> Any:  # noqa: A001
@@ -309,7 +341,14 @@ def _var_rule(ctx: Any, g: Tensor) -> Tensor:
     return expand_reduced(g, shape, axis, keepdims) * centered * (2.0 / (count - correction))
 
 
-_VAR = OpDef("var", _var_forward, _var_rule, promote=FLOAT, saves=SAVE_INPUTS)
+_VAR = OpDef("var", _half_in_float(_var_forward), _var_rule, saves=SAVE_INPUTS)
+
+
+def _var_dim_args(dim: Any, unbiased: Any) -> tuple:
+    """PyTorch's overloads: ``var(x, True)`` is ``var(x, unbiased=True)``, not dim 1."""
+    if isinstance(dim, bool):
+        return None, dim
+    return dim, unbiased
 
 
 def _correction(unbiased: Any, correction: Any) -> float:
@@ -329,8 +368,11 @@ def var(
     correction: Any = None,
 ) -> Tensor:
     """Variance with Bessel's ``correction`` (1 by default)."""
-    if isinstance(unbiased, int) and not isinstance(unbiased, bool) and dim is None:
-        dim, unbiased = unbiased, None
+    if input._data.dtype.kind not in "fc":
+        raise RuntimeError(
+            f"std and var only support floating point and complex dtypes, got {input.dtype}"
+        )
+    dim, unbiased = _var_dim_args(dim, unbiased)
     dims = reduce_dims(dim, input.ndim)
     return apply(
         _VAR,
@@ -362,6 +404,7 @@ def var_mean(
     *,
     correction: Any = None,
 ) -> tuple:
+    dim, unbiased = _var_dim_args(dim, unbiased)
     return var(input, dim, unbiased, keepdim, correction=correction), mean(input, dim, keepdim)
 
 
@@ -373,6 +416,7 @@ def std_mean(
     *,
     correction: Any = None,
 ) -> tuple:
+    dim, unbiased = _var_dim_args(dim, unbiased)
     return std(input, dim, unbiased, keepdim, correction=correction), mean(input, dim, keepdim)
 
 
@@ -396,7 +440,13 @@ def _logsumexp_rule(ctx: Any, g: Tensor) -> Tensor:
     )
 
 
-_LOGSUMEXP = OpDef("logsumexp", _logsumexp_forward, _logsumexp_rule, promote=FLOAT, saves=SAVE_BOTH)
+_LOGSUMEXP = OpDef(
+    "logsumexp",
+    _half_in_float(_logsumexp_forward),
+    _logsumexp_rule,
+    promote=FLOAT,
+    saves=SAVE_BOTH,
+)
 
 
 def logsumexp(input: Tensor, dim: Any = None, keepdim: bool = False) -> Tensor:
@@ -412,7 +462,9 @@ def _cumsum_rule(ctx: Any, g: Tensor) -> Tensor:
 
 
 _CUMSUM = OpDef(
-    "cumsum", lambda xp, x, axis, dtype: xp.cumsum(x, axis=axis, dtype=dtype), _cumsum_rule
+    "cumsum",
+    _half_in_float(lambda xp, x, axis, dtype: xp.cumsum(x, axis=axis, dtype=dtype)),
+    _cumsum_rule,
 )
 
 
@@ -432,7 +484,7 @@ def _cumprod_rule(ctx: Any, g: Tensor) -> Tensor:
     Where x is nonzero that is a suffix sum of ``g * out`` divided by x; with zeros present
     the products are formed explicitly instead.
     """
-    x, out = ctx.saved_tensors
+    x, out = (conj(t) for t in ctx.saved_tensors)
     d = ctx.attrs["axis"]
     is_zero = x == 0
     suffix = flip(cumsum(flip(g * out, d), d), d)
@@ -459,7 +511,7 @@ def _cumprod_grad_by_definition(x: Tensor, g: Tensor, d: int) -> Tensor:
 
 _CUMPROD = OpDef(
     "cumprod",
-    lambda xp, x, axis, dtype: xp.cumprod(x, axis=axis, dtype=dtype),
+    _half_in_float(lambda xp, x, axis, dtype: xp.cumprod(x, axis=axis, dtype=dtype)),
     _cumprod_rule,
     saves=SAVE_BOTH,
 )
@@ -493,14 +545,20 @@ _COUNT_NONZERO = OpDef(
 )
 
 
+def _logical_reduction(op: OpDef, input: Tensor, dim: Any, keepdim: bool) -> Tensor:
+    dims = reduce_dims(dim, input.ndim, empty_is_all=False)
+    out = apply(op, input, axis=_axis(dims), keepdims=keepdim)
+    return out.to(input.dtype) if input._data.dtype == np.uint8 else out  # PyTorch keeps uint8
+
+
 def all(input: Tensor, dim: Any = None, keepdim: bool = False) -> Tensor:  # noqa: A001
-    dims = reduce_dims(dim, input.ndim)
-    return apply(_ALL, input, axis=_axis(dims), keepdims=keepdim)
+    """Whether every element over ``dim`` is nonzero (bool; uint8 for uint8 input)."""
+    return _logical_reduction(_ALL, input, dim, keepdim)
 
 
 def any(input: Tensor, dim: Any = None, keepdim: bool = False) -> Tensor:  # noqa: A001
-    dims = reduce_dims(dim, input.ndim)
-    return apply(_ANY, input, axis=_axis(dims), keepdims=keepdim)
+    """Whether some element over ``dim`` is nonzero (bool; uint8 for uint8 input)."""
+    return _logical_reduction(_ANY, input, dim, keepdim)
 
 
 def count_nonzero(input: Tensor, dim: Any = None) -> Tensor:

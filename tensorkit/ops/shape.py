@@ -3,6 +3,7 @@ storage and version counter with their input; the others (cat, repeat, flip, ...
 
 from __future__ import annotations
 
+import itertools
 import math
 from collections.abc import Sequence
 from typing import Any
@@ -108,9 +109,16 @@ def flatten(input: Tensor, start_dim: int = 0, end_dim: int = -1) -> Tensor:
 
 
 def unflatten(input: Tensor, dim: int, sizes: Sequence[int]) -> Tensor:
+    """Split dim ``dim`` into ``sizes`` (one of which may be -1)."""
     d = normalize_dim(dim, input.ndim)
     shape = tuple(input.shape)
-    sizes = infer_shape(tuple(sizes), shape[d], (shape[d],))
+    sizes = tuple(sizes)
+    if -1 not in sizes and math.prod(sizes) != shape[d]:
+        raise RuntimeError(
+            f"unflatten: Provided sizes {list(sizes)} don't multiply up to the size of dim {d} "
+            f"({shape[d]}) in the input tensor"
+        )
+    sizes = infer_shape(sizes, shape[d], (shape[d],))
     return reshape(input, shape[:d] + sizes + shape[d + 1 :])
 
 
@@ -126,15 +134,17 @@ _PERMUTE = OpDef("permute", lambda xp, x, axes: x.transpose(axes), _permute_rule
 
 
 def permute(input: Tensor, *dims: Any) -> Tensor:
-    axes = _dims(_shape_arg(dims), input.ndim)
-    if sorted(axes) != list(range(input.ndim)):
+    """A view with the dims reordered: output dim i is input dim ``dims[i]``."""
+    order = _shape_arg(dims)
+    if len(order) != input.ndim:
         raise RuntimeError(
             f"permute(sparse_coo): number of dimensions in the tensor input does not match the "
             f"length of the desired ordering of dimensions i.e. input.dim() = {input.ndim} is "
-            f"not equal to len(dims) = {len(axes)}"
-            if len(axes) != input.ndim
-            else f"permute(): duplicate dims are not allowed in {list(dims)}"
+            f"not equal to len(dims) = {len(order)}"
         )
+    axes = _dims(order, input.ndim)
+    if len(set(axes)) != len(axes):
+        raise RuntimeError(f"permute(): duplicate dims are not allowed (dims {list(order)})")
     return apply(_PERMUTE, input, axes=axes)
 
 
@@ -280,20 +290,29 @@ _SLICE = OpDef("slice", lambda xp, x, index: x[index], _narrow_rule, view=True)
 
 
 def narrow(input: Tensor, dim: int, start: int, length: int) -> Tensor:
+    """The view ``input[..., start:start + length, ...]`` along ``dim``."""
     d = normalize_dim(dim, input.ndim)
     size = input.shape[d]
+    start, length = int(start), int(length)
+    if not -size <= start <= size:
+        raise IndexError(
+            f"start out of range (expected to be in range of [{-size}, {size}], but got {start})"
+        )
+    if length < 0:
+        raise RuntimeError("narrow(): length must be non-negative.")
     if start < 0:
         start += size
-    if not (0 <= start <= size and length >= 0 and start + length <= size):
-        raise IndexError(
-            f"start ({start}) + length ({length}) exceeds dimension size ({size}) of dim {d}"
-        )
+    if start + length > size:
+        raise RuntimeError(f"start ({start}) + length ({length}) exceeds dimension size ({size}).")
     index = (slice(None),) * d + (slice(start, start + length),)
     return apply(_SLICE, input, index=index)
 
 
 def _diagonal_forward(xp: Any, x: Any, offset: int, dim1: int, dim2: int) -> Any:
-    return xp.diagonal(x, offset, dim1, dim2)
+    out = xp.diagonal(x, offset, dim1, dim2)
+    if not getattr(out.flags, "writeable", True) and x.flags.writeable:
+        out.flags.writeable = True  # NumPy's diagonals are read-only; PyTorch's can be written
+    return out
 
 
 def _diagonal_rule(ctx: Any, g: Tensor) -> Tensor:
@@ -354,12 +373,14 @@ def split(tensor: Tensor, split_size_or_sections: Any, dim: int = 0) -> tuple[Te
     d = normalize_dim(dim, tensor.ndim)
     size = tensor.shape[d]
     if isinstance(split_size_or_sections, int):
-        step = split_size_or_sections
-        if step <= 0:
-            raise RuntimeError(f"split_size must be positive, got {step}")
-        sizes = tuple(min(step, size - s) for s in range(0, size, step)) or (0,)
+        sizes = _split_sizes(size, split_size_or_sections)
     else:
         sizes = tuple(int(n) for n in split_size_or_sections)
+        if any(n < 0 for n in sizes):
+            raise RuntimeError(
+                f"split_with_sizes expects split_sizes have only non-negative entries, but got "
+                f"split_sizes={list(sizes)}"
+            )
         if sum(sizes) != size:
             raise RuntimeError(
                 f"split_with_sizes expects split_sizes to sum exactly to {size} (input tensor's "
@@ -368,26 +389,50 @@ def split(tensor: Tensor, split_size_or_sections: Any, dim: int = 0) -> tuple[Te
     return apply(_SPLIT, tensor, dim=d, sizes=sizes)
 
 
+def _split_sizes(size: int, step: int) -> tuple[int, ...]:
+    if step < 0:
+        raise RuntimeError(f"split expects split_size be non-negative, but got split_size={step}")
+    if step == 0:
+        if size:
+            raise RuntimeError(
+                f"split_size can only be 0 if dimension size is 0, but got dimension size of {size}"
+            )
+        return (0,)
+    return tuple(min(step, size - start) for start in range(0, size, step)) or (0,)
+
+
 def chunk(input: Tensor, chunks: int, dim: int = 0) -> tuple[Tensor, ...]:
+    """Up to ``chunks`` pieces of ``ceil(size / chunks)``; a size-0 dim gives ``chunks``
+    empty pieces, as in PyTorch."""
     if chunks <= 0:
         raise RuntimeError(f"chunk expects `chunks` to be greater than 0, got: {chunks}")
     d = normalize_dim(dim, input.ndim)
-    size = input.shape[d]
-    step = max(1, math.ceil(size / chunks))
-    return split(input, step, d)
+    step = math.ceil(input.shape[d] / chunks)
+    return split(input, step if step else [0] * chunks, d)
 
 
 def tensor_split(input: Tensor, indices_or_sections: Any, dim: int = 0) -> tuple[Tensor, ...]:
+    """``n`` near-equal sections, or the pieces ``input[i:j]`` between the given indices
+    (Python slice rules: negative indices count from the end, pieces may be empty)."""
     d = normalize_dim(dim, input.ndim)
     size = input.shape[d]
+    if isinstance(indices_or_sections, Tensor):
+        indices_or_sections = indices_or_sections.tolist()
     if isinstance(indices_or_sections, int):
-        n = indices_or_sections
-        base, extra = divmod(size, n)
-        sizes = tuple(base + (1 if i < extra else 0) for i in range(n))
-    else:
-        bounds = [0, *(min(max(int(i), 0), size) for i in indices_or_sections), size]
-        sizes = tuple(max(0, b - a) for a, b in zip(bounds[:-1], bounds[1:], strict=True))
-    return split(input, sizes, d)
+        return split(input, _section_sizes(size, indices_or_sections), d)
+    bounds = [0, *(slice(int(i)).indices(size)[1] for i in indices_or_sections), size]
+    pairs = list(itertools.pairwise(bounds))
+    if all(start <= stop for start, stop in pairs):
+        return split(input, [stop - start for start, stop in pairs], d)
+    # Decreasing indices make overlapping pieces: slice each one on its own.
+    return tuple(narrow(input, d, start, max(stop - start, 0)) for start, stop in pairs)
+
+
+def _section_sizes(size: int, sections: int) -> tuple[int, ...]:
+    if sections <= 0:
+        raise RuntimeError(f"number of sections must be larger than 0, got {sections}")
+    base, extra = divmod(size, sections)
+    return tuple(base + (1 if i < extra else 0) for i in range(sections))
 
 
 def _unbind_rule(ctx: Any, *grads: Tensor) -> Tensor:
@@ -410,51 +455,55 @@ def unbind(input: Tensor, dim: int = 0) -> tuple[Tensor, ...]:
 
 # ------------------------------------------------------------------------------ copies
 def _cat_rule(ctx: Any, g: Tensor) -> tuple:
-    dim = ctx.attrs["axis"]
-    sizes = [
-        meta[0][dim] if meta is not None else n
-        for meta, n in zip(ctx.input_meta, ctx.attrs["sizes"], strict=True)
-    ]
-    return split(g, sizes, dim)
+    sizes = ctx.attrs["sizes"]
+    pieces = iter(split(g, [n for n in sizes if n is not None], ctx.attrs["axis"]))
+    return tuple(g.new_zeros((0,)) if n is None else next(pieces) for n in sizes)
 
 
-_CAT = OpDef(
-    "cat",
-    lambda xp, *arrays, axis, sizes: xp.concatenate(arrays, axis=axis),
-    _cat_rule,
-    promote=COMMON,
-)
+def _cat_forward(xp: Any, *arrays: Any, axis: int, sizes: tuple) -> Any:
+    return xp.concatenate([a for a, n in zip(arrays, sizes, strict=True) if n is not None], axis)
+
+
+# ``sizes``: each input's size along the dim, or None for a skipped 1-D empty tensor.
+_CAT = OpDef("cat", _cat_forward, _cat_rule, promote=COMMON)
 
 
 def cat(tensors: Sequence[Tensor], dim: int = 0) -> Tensor:
     """Join tensors along an existing dim (1-D empty tensors are skipped, as in PyTorch)."""
-    tensors = [t for t in tensors]
+    tensors = list(tensors)
     if not tensors:
-        raise RuntimeError("torch.cat(): expected a non-empty list of Tensors")
+        raise ValueError("torch.cat(): expected a non-empty list of Tensors")
     for i, t in enumerate(tensors):
         if not isinstance(t, Tensor):
             raise TypeError(
                 f"cat(): expected a sequence of Tensors, but element {i} is {type(t).__name__}"
             )
-    kept = [t for t in tensors if not (t.ndim == 1 and t.shape[0] == 0)] or tensors[:1]
-    reference = kept[0]
-    d = normalize_dim(dim, max(reference.ndim, 1))
-    if reference.ndim == 0:
-        raise RuntimeError("zero-dimensional tensor (at position 0) cannot be concatenated")
-    for i, t in enumerate(kept):
-        if t.ndim != reference.ndim:
+        if t.ndim == 0:
+            raise RuntimeError(f"zero-dimensional tensor (at position {i}) cannot be concatenated")
+    reference = next((t for t in tensors if tuple(t.shape) != (0,)), tensors[0])
+    d = normalize_dim(dim, reference.ndim)
+    sizes = []
+    for i, t in enumerate(tensors):
+        if tuple(t.shape) == (0,) and reference.ndim != 1:
+            sizes.append(None)  # skipped, but kept as an input: it gets an (empty) gradient
+            continue
+        _check_cat_shape(reference, t, d, i)
+        sizes.append(t.shape[d])
+    return apply(_CAT, *tensors, axis=d, sizes=tuple(sizes))
+
+
+def _check_cat_shape(reference: Tensor, t: Tensor, d: int, position: int) -> None:
+    if t.ndim != reference.ndim:
+        raise RuntimeError(
+            f"Tensors must have same number of dimensions: got {reference.ndim} and {t.ndim}"
+        )
+    for axis in range(reference.ndim):
+        if axis != d and t.shape[axis] != reference.shape[axis]:
             raise RuntimeError(
-                f"Tensors must have same number of dimensions: got {reference.ndim} and {t.ndim}"
+                f"Sizes of tensors must match except in dimension {d}. Expected size "
+                f"{reference.shape[axis]} but got size {t.shape[axis]} for tensor number "
+                f"{position} in the list."
             )
-        for axis in range(reference.ndim):
-            if axis != d and t.shape[axis] != reference.shape[axis]:
-                raise RuntimeError(
-                    f"Sizes of tensors must match except in dimension {d}. Expected size "
-                    f"{reference.shape[axis]} but got size {t.shape[axis]} for tensor number "
-                    f"{i} in the list."
-                )
-    sizes = tuple(t.shape[d] for t in kept)
-    return apply(_CAT, *kept, axis=d, sizes=sizes)
 
 
 concat = concatenate = cat
@@ -477,12 +526,14 @@ def stack(tensors: Sequence[Tensor], dim: int = 0) -> Tensor:
 
 
 def hstack(tensors: Sequence[Tensor]) -> Tensor:
-    tensors = list(tensors)
-    return cat(tensors, 0 if tensors[0].ndim == 1 else 1)
+    """Join along dim 1 (dim 0 for vectors); 0-d tensors count as vectors."""
+    vectors = [atleast_1d(t) for t in tensors]
+    return cat(vectors, 0 if vectors and vectors[0].ndim == 1 else 1)
 
 
 def vstack(tensors: Sequence[Tensor]) -> Tensor:
-    return cat([t if t.ndim >= 2 else reshape(t, (1, -1)) for t in tensors], 0)
+    """Join along dim 0, vectors and 0-d tensors becoming rows."""
+    return cat([atleast_2d(t) for t in tensors], 0)
 
 
 def _tile_rule(ctx: Any, g: Tensor) -> Tensor:
@@ -512,8 +563,10 @@ def repeat(input: Tensor, *sizes: Any) -> Tensor:
     return apply(_TILE, input, reps=reps)
 
 
-def tile(input: Tensor, dims: Sequence[int]) -> Tensor:
-    reps = tuple(dims)
+def tile(input: Tensor, *dims: Any) -> Tensor:
+    """Repeat the tensor ``dims[i]`` times along each dim (missing leading counts are 1);
+    ``tile(x, (2, 1))`` or, as a method, ``x.tile(2, 1)``."""
+    reps = _shape_arg(dims)
     reps = (1,) * (input.ndim - len(reps)) + reps
     return apply(_TILE, input, reps=reps)
 
@@ -538,13 +591,18 @@ _REPEAT_INTERLEAVE = OpDef(
 
 
 def repeat_interleave(input: Tensor, repeats: Any, dim: int | None = None) -> Tensor:
-    if dim is None:
-        input = reshape(input, (-1,))
-        dim = 0
-    d = normalize_dim(dim, input.ndim)
+    """Repeat each element ``repeats`` times (an int, or one count per element) along
+    ``dim``; without ``dim``, on the flattened tensor."""
+    source = reshape(input, (-1,)) if dim is None else input
+    d = normalize_dim(0 if dim is None else dim, source.ndim)
     if isinstance(repeats, Tensor):
-        repeats = tuple(int(r) for r in repeats.tolist()) if repeats.ndim else int(repeats.item())
-    return apply(_REPEAT_INTERLEAVE, input, repeats=repeats, axis=d)
+        repeats = int(repeats.item()) if repeats.numel() == 1 else tuple(repeats.tolist())
+    if not isinstance(repeats, int) and len(repeats) != source.shape[d]:
+        raise RuntimeError(
+            f"repeats must have the same size as input along dim, but got repeats.size(0) = "
+            f"{len(repeats)} and input.size({d}) = {source.shape[d]}"
+        )
+    return apply(_REPEAT_INTERLEAVE, source, repeats=repeats, axis=d)
 
 
 _FLIP = OpDef(
@@ -552,8 +610,10 @@ _FLIP = OpDef(
 )
 
 
-def flip(input: Tensor, dims: Any) -> Tensor:
-    return apply(_FLIP, input, axes=_dims(dims, input.ndim))
+def flip(input: Tensor, *dims: Any) -> Tensor:
+    """Reverse the order along ``dims``: ``flip(x, (0, 1))`` or, as a method, ``x.flip(0, 1)``."""
+    axes = dims[0] if len(dims) == 1 else dims
+    return apply(_FLIP, input, axes=_dims(axes, input.ndim))
 
 
 def fliplr(input: Tensor) -> Tensor:

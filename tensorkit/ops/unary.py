@@ -13,6 +13,7 @@ from typing import Any
 from ..tensor import Tensor
 from ._apply import FLOAT, KEEP, SAVE_INPUTS, SAVE_NONE, SAVE_OUTPUT, OpDef, apply
 from .binary import where
+from .complex import conj
 
 _LN2 = math.log(2.0)
 _LN10 = math.log(10.0)
@@ -20,11 +21,11 @@ _TWO_OVER_SQRT_PI = 2.0 / math.sqrt(math.pi)
 
 
 def _erf(xp: Any, x: Any) -> Any:
-    return _special(xp, "erf")(x)
+    return _special(xp, "erf")(x).astype(x.dtype, copy=False)  # SciPy widens float16
 
 
 def _erfc(xp: Any, x: Any) -> Any:
-    return _special(xp, "erfc")(x)
+    return _special(xp, "erfc")(x).astype(x.dtype, copy=False)
 
 
 def _special(xp: Any, name: str) -> Callable:
@@ -45,204 +46,253 @@ def _special(xp: Any, name: str) -> Callable:
 
 
 def _sigmoid(xp: Any, x: Any) -> Any:
+    if x.dtype.kind == "c":
+        return 1 / (1 + xp.exp(-x))
     # Split by sign so exp never overflows: 1/(1+e^-x) for x >= 0, e^x/(1+e^x) otherwise.
     z = xp.exp(-xp.abs(x))
     return xp.where(x >= 0, 1 / (1 + z), z / (1 + z)).astype(x.dtype, copy=False)
 
 
+def _negate(xp: Any, x: Any) -> Any:
+    if x.dtype.kind == "b":
+        raise RuntimeError(
+            "Negation, the `-` operator, on a bool tensor is not supported. If you are trying "
+            "to invert a mask, use the `~` or `logical_not()` operator instead."
+        )
+    return -x
+
+
+def _sign(xp: Any, x: Any) -> Any:
+    return x.copy() if x.dtype.kind == "b" else xp.sign(x)
+
+
+def _square(xp: Any, x: Any) -> Any:
+    if x.dtype.kind == "b":
+        x = x.astype("int64")  # as pow(x, 2): bool squares to int64
+    return x * x
+
+
 def _relu(xp: Any, x: Any) -> Any:
+    if x.dtype.kind == "b":
+        raise RuntimeError("Boolean inputs not supported for relu")
     return xp.maximum(x, 0).astype(x.dtype, copy=False)
+
+
+def _positive(xp: Any, x: Any) -> Any:
+    if x.dtype.kind == "b":
+        raise RuntimeError("The `+` operator, on a bool tensor is not supported.")
+    return x
+
+
+def _refuse(name: str, x: Any, kinds: str) -> None:
+    """PyTorch has no kernel of ``name`` for these dtype kinds."""
+    if x.dtype.kind in kinds:
+        raise NotImplementedError(f"\"{name}\" not implemented for '{x.dtype}'")
+
+
+def _rounding(name: str) -> Callable:
+    """floor, ceil, trunc or round: floats rounded, integers copied, bool refused."""
+
+    def forward(xp: Any, x: Any, **decimals: int) -> Any:
+        _refuse(name, x, "bc")
+        return getattr(xp, name)(x, **decimals) if x.dtype.kind == "f" else x.copy()
+
+    return forward
+
+
+def _frac(xp: Any, x: Any) -> Any:
+    _refuse("frac", x, "biuc")
+    return x - xp.trunc(x)
 
 
 def _zero_grad(ctx: Any, g: Tensor) -> Tensor:
     return g * 0
 
 
-# name: (forward, rule, saves, promote). Rules read ``ctx.saved_tensors`` as (x,) or (out,).
+def _abs(xp: Any, x: Any) -> Any:
+    _refuse("abs", x, "b")
+    return xp.abs(x)
+
+
+def _abs_rule(ctx: Any, g: Tensor) -> Tensor:
+    """``g * sgn(x)``: sign(x) for real x; for complex x, x/|x| (0 at 0), made of
+    differentiable ops since, unlike sign, it is not piecewise constant."""
+    x = ctx.saved_tensors[0]
+    if not x.is_complex():
+        return g * sign(x)
+    magnitude = abs(x)
+    return g * (x / where(magnitude == 0, 1.0, magnitude))
+
+
+def _saved(ctx: Any) -> Tensor:
+    """The saved input (or output), conjugated. PyTorch's gradient for complex z is
+    ``g * conj(f'(z))``, and for these functions (real Taylor coefficients)
+    ``conj(f'(z)) = f'(conj(z))``: rules written on conjugated values are right for complex
+    and unchanged for real tensors (whose conj is the tensor itself)."""
+    return conj(ctx.saved_tensors[0])
+
+
+# name: (forward, rule, saves, promote). Rules read the saved x or out through ``_saved``.
 _TABLE: dict[str, tuple[Callable, Callable | None, int, str]] = {
-    "neg": (lambda xp, x: -x, lambda ctx, g: -g, SAVE_NONE, KEEP),
-    "exp": (lambda xp, x: xp.exp(x), lambda ctx, g: g * ctx.saved_tensors[0], SAVE_OUTPUT, FLOAT),
+    "neg": (_negate, lambda ctx, g: -g, SAVE_NONE, KEEP),
+    "exp": (lambda xp, x: xp.exp(x), lambda ctx, g: g * _saved(ctx), SAVE_OUTPUT, FLOAT),
     "exp2": (
         lambda xp, x: xp.exp2(x),
-        lambda ctx, g: g * ctx.saved_tensors[0] * _LN2,
+        lambda ctx, g: g * _saved(ctx) * _LN2,
         SAVE_OUTPUT,
         FLOAT,
     ),
     "expm1": (
         lambda xp, x: xp.expm1(x),
-        lambda ctx, g: g * (ctx.saved_tensors[0] + 1),
+        lambda ctx, g: g * (_saved(ctx) + 1),
         SAVE_OUTPUT,
         FLOAT,
     ),
-    "log": (lambda xp, x: xp.log(x), lambda ctx, g: g / ctx.saved_tensors[0], SAVE_INPUTS, FLOAT),
+    "log": (lambda xp, x: xp.log(x), lambda ctx, g: g / _saved(ctx), SAVE_INPUTS, FLOAT),
     "log2": (
         lambda xp, x: xp.log2(x),
-        lambda ctx, g: g / (ctx.saved_tensors[0] * _LN2),
+        lambda ctx, g: g / (_saved(ctx) * _LN2),
         SAVE_INPUTS,
         FLOAT,
     ),
     "log10": (
         lambda xp, x: xp.log10(x),
-        lambda ctx, g: g / (ctx.saved_tensors[0] * _LN10),
+        lambda ctx, g: g / (_saved(ctx) * _LN10),
         SAVE_INPUTS,
         FLOAT,
     ),
     "log1p": (
         lambda xp, x: xp.log1p(x),
-        lambda ctx, g: g / (ctx.saved_tensors[0] + 1),
+        lambda ctx, g: g / (_saved(ctx) + 1),
         SAVE_INPUTS,
         FLOAT,
     ),
     "sqrt": (
         lambda xp, x: xp.sqrt(x),
-        lambda ctx, g: g / (2 * ctx.saved_tensors[0]),
+        lambda ctx, g: g / (2 * _saved(ctx)),
         SAVE_OUTPUT,
         FLOAT,
     ),
     "rsqrt": (
         lambda xp, x: 1 / xp.sqrt(x),
-        lambda ctx, g: g * -0.5 * ctx.saved_tensors[0] ** 3,
+        lambda ctx, g: g * -0.5 * _saved(ctx) ** 3,
         SAVE_OUTPUT,
         FLOAT,
     ),
     "reciprocal": (
         lambda xp, x: 1 / x,
-        lambda ctx, g: -g * ctx.saved_tensors[0] ** 2,
+        lambda ctx, g: -g * _saved(ctx) ** 2,
         SAVE_OUTPUT,
         FLOAT,
     ),
-    "square": (lambda xp, x: x * x, lambda ctx, g: g * 2 * ctx.saved_tensors[0], SAVE_INPUTS, KEEP),
+    "square": (_square, lambda ctx, g: g * 2 * _saved(ctx), SAVE_INPUTS, KEEP),
     "sin": (
         lambda xp, x: xp.sin(x),
-        lambda ctx, g: g * cos(ctx.saved_tensors[0]),
+        lambda ctx, g: g * cos(_saved(ctx)),
         SAVE_INPUTS,
         FLOAT,
     ),
     "cos": (
         lambda xp, x: xp.cos(x),
-        lambda ctx, g: -g * sin(ctx.saved_tensors[0]),
+        lambda ctx, g: -g * sin(_saved(ctx)),
         SAVE_INPUTS,
         FLOAT,
     ),
     "tan": (
         lambda xp, x: xp.tan(x),
-        lambda ctx, g: g * (1 + ctx.saved_tensors[0] ** 2),
+        lambda ctx, g: g * (1 + _saved(ctx) ** 2),
         SAVE_OUTPUT,
         FLOAT,
     ),
     "asin": (
         lambda xp, x: xp.arcsin(x),
-        lambda ctx, g: g * rsqrt(1 - ctx.saved_tensors[0] ** 2),
+        lambda ctx, g: g * rsqrt(1 - _saved(ctx) ** 2),
         SAVE_INPUTS,
         FLOAT,
     ),
     "acos": (
         lambda xp, x: xp.arccos(x),
-        lambda ctx, g: -g * rsqrt(1 - ctx.saved_tensors[0] ** 2),
+        lambda ctx, g: -g * rsqrt(1 - _saved(ctx) ** 2),
         SAVE_INPUTS,
         FLOAT,
     ),
     "atan": (
         lambda xp, x: xp.arctan(x),
-        lambda ctx, g: g / (1 + ctx.saved_tensors[0] ** 2),
+        lambda ctx, g: g / (1 + _saved(ctx) ** 2),
         SAVE_INPUTS,
         FLOAT,
     ),
     "sinh": (
         lambda xp, x: xp.sinh(x),
-        lambda ctx, g: g * cosh(ctx.saved_tensors[0]),
+        lambda ctx, g: g * cosh(_saved(ctx)),
         SAVE_INPUTS,
         FLOAT,
     ),
     "cosh": (
         lambda xp, x: xp.cosh(x),
-        lambda ctx, g: g * sinh(ctx.saved_tensors[0]),
+        lambda ctx, g: g * sinh(_saved(ctx)),
         SAVE_INPUTS,
         FLOAT,
     ),
     "tanh": (
         lambda xp, x: xp.tanh(x),
-        lambda ctx, g: g * (1 - ctx.saved_tensors[0] ** 2),
+        lambda ctx, g: g * (1 - _saved(ctx) ** 2),
         SAVE_OUTPUT,
         FLOAT,
     ),
     "asinh": (
         lambda xp, x: xp.arcsinh(x),
-        lambda ctx, g: g * rsqrt(ctx.saved_tensors[0] ** 2 + 1),
+        lambda ctx, g: g * rsqrt(_saved(ctx) ** 2 + 1),
         SAVE_INPUTS,
         FLOAT,
     ),
     "acosh": (
         lambda xp, x: xp.arccosh(x),
-        lambda ctx, g: g * rsqrt(ctx.saved_tensors[0] ** 2 - 1),
+        lambda ctx, g: g * rsqrt(_saved(ctx) ** 2 - 1),
         SAVE_INPUTS,
         FLOAT,
     ),
     "atanh": (
         lambda xp, x: xp.arctanh(x),
-        lambda ctx, g: g / (1 - ctx.saved_tensors[0] ** 2),
+        lambda ctx, g: g / (1 - _saved(ctx) ** 2),
         SAVE_INPUTS,
         FLOAT,
     ),
     "sigmoid": (
         _sigmoid,
-        lambda ctx, g: g * ctx.saved_tensors[0] * (1 - ctx.saved_tensors[0]),
+        lambda ctx, g: g * _saved(ctx) * (1 - _saved(ctx)),
         SAVE_OUTPUT,
         FLOAT,
     ),
     "relu": (
         _relu,
-        lambda ctx, g: where(ctx.saved_tensors[0] > 0, g, 0.0),
+        lambda ctx, g: where(_saved(ctx) > 0, g, 0.0),
         SAVE_OUTPUT,
         KEEP,
     ),
     "erf": (
         _erf,
-        lambda ctx, g: g * _TWO_OVER_SQRT_PI * exp(-(ctx.saved_tensors[0] ** 2)),
+        lambda ctx, g: g * _TWO_OVER_SQRT_PI * exp(-(_saved(ctx) ** 2)),
         SAVE_INPUTS,
         FLOAT,
     ),
     "erfc": (
         _erfc,
-        lambda ctx, g: g * -_TWO_OVER_SQRT_PI * exp(-(ctx.saved_tensors[0] ** 2)),
+        lambda ctx, g: g * -_TWO_OVER_SQRT_PI * exp(-(_saved(ctx) ** 2)),
         SAVE_INPUTS,
         FLOAT,
     ),
-    "abs": (
-        lambda xp, x: xp.abs(x),
-        lambda ctx, g: g * sign(ctx.saved_tensors[0]),
-        SAVE_INPUTS,
-        KEEP,
-    ),
-    "sign": (lambda xp, x: xp.sign(x), _zero_grad, SAVE_NONE, KEEP),
-    "floor": (
-        lambda xp, x: xp.floor(x) if x.dtype.kind == "f" else x.copy(),
-        _zero_grad,
-        SAVE_NONE,
-        KEEP,
-    ),
-    "ceil": (
-        lambda xp, x: xp.ceil(x) if x.dtype.kind == "f" else x.copy(),
-        _zero_grad,
-        SAVE_NONE,
-        KEEP,
-    ),
-    "trunc": (
-        lambda xp, x: xp.trunc(x) if x.dtype.kind == "f" else x.copy(),
-        _zero_grad,
-        SAVE_NONE,
-        KEEP,
-    ),
-    "frac": (lambda xp, x: x - xp.trunc(x), lambda ctx, g: g, SAVE_NONE, KEEP),
-    "positive": (lambda xp, x: x, lambda ctx, g: g, SAVE_NONE, KEEP),
+    "abs": (_abs, _abs_rule, SAVE_INPUTS, KEEP),
+    "sign": (_sign, _zero_grad, SAVE_NONE, KEEP),
+    "floor": (_rounding("floor"), _zero_grad, SAVE_NONE, KEEP),
+    "ceil": (_rounding("ceil"), _zero_grad, SAVE_NONE, KEEP),
+    "trunc": (_rounding("trunc"), _zero_grad, SAVE_NONE, KEEP),
+    "frac": (_frac, lambda ctx, g: g, SAVE_NONE, KEEP),
+    "positive": (_positive, lambda ctx, g: g, SAVE_NONE, KEEP),
 }
 
 _OPS = {name: OpDef(name, *row[:2], saves=row[2], promote=row[3]) for name, row in _TABLE.items()}
-_ROUND = OpDef(
-    "round",
-    lambda xp, x, decimals=0: xp.round(x, decimals) if x.dtype.kind == "f" else x.copy(),
-    _zero_grad,
-)
+_ROUND = OpDef("round", _rounding("round"), _zero_grad)
 _NAN_TO_NUM = OpDef(
     "nan_to_num",
     lambda xp, x, nan, posinf, neginf: xp.nan_to_num(x, nan=nan, posinf=posinf, neginf=neginf),
@@ -341,5 +391,8 @@ bitwise_not = _predicate("bitwise_not", lambda xp, x: _invert(xp, x))
 
 def _invert(xp: Any, x: Any) -> Any:
     if x.dtype.kind not in "iub":
-        raise TypeError(f"bitwise_not needs an integer or bool tensor, got dtype {x.dtype}")
+        raise NotImplementedError(
+            f"\"bitwise_not\" not implemented for '{x.dtype}': bitwise operations need integer "
+            "or bool tensors"
+        )
     return xp.invert(x)
