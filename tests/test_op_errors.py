@@ -197,10 +197,6 @@ UNARY = [
         lambda m: ~_x(m),
         TypeError,
         r"~ \(operator.invert\) is only implemented on integer and Boolean-type tensors",
-        xfail=(
-            "tensorkit/ops/__init__.py _OPERATORS['__invert__'] forwards a float tensor to "
-            "bitwise_not, whose NotImplementedError PyTorch's operator raises as a TypeError"
-        ),
     ),
     Misuse(
         "bitwise_not-float",
@@ -405,16 +401,17 @@ SHAPE = [
         r"dimension 0",
     ),
     Misuse(
+        "multi-output-view-write-in-place",
+        lambda m: (m.ones(2, 3, requires_grad=True) * 1).unbind(1)[2].mul_(2.0),
+        RuntimeError,
+        r"Output 2 of Unbind is a view and is being modified inplace",
+    ),
+    Misuse(
         "expand-write-in-place",
         lambda m: m.zeros(1, 3).expand(2, 3).add_(1.0),
         RuntimeError,
         r"unsupported operation: more than one element of the written-to tensor refers to a "
         r"single memory location",
-        xfail=(
-            "tensorkit/ops/inplace.py inplace_update (line 86) writes into the broadcast view's "
-            "read-only array, so NumPy's ValueError ('assignment destination is read-only') "
-            "leaks; _check_target should refuse targets with a 0 stride on a dim of size > 1"
-        ),
     ),
     Misuse(
         "broadcast_to-size",

@@ -263,12 +263,7 @@ def _dtype_name(t: Any) -> str:
 
 
 # Known bugs in files outside this suite's reach: name -> reason (strict xfail).
-PROMOTION_XFAIL = {
-    "uint8+int-scalar": (
-        "tensorkit/ops/_apply.py _promote_arrays leaves Python scalars unconverted, so NumPy 2 "
-        "raises OverflowError for an int out of the tensor dtype's range (PyTorch wraps it)"
-    ),
-}
+PROMOTION_XFAIL: dict[str, str] = {}
 
 
 def _promotion_params() -> list:

@@ -85,9 +85,7 @@ _OPERATORS = {
     "__neg__": unary.neg,
     "__pos__": unary.positive,
     "__abs__": unary.abs,
-    "__invert__": lambda self: (
-        unary.logical_not(self) if self._data.dtype.kind == "b" else unary.bitwise_not(self)
-    ),
+    "__invert__": unary.invert,
     "__and__": binary.bitwise_and,
     "__rand__": lambda self, other: binary.bitwise_and(other, self),
     "__or__": binary.bitwise_or,

@@ -14,6 +14,8 @@ import time
 from collections.abc import Callable
 from typing import Any
 
+import numpy as np
+
 from .. import _state
 from .._dtype import (
     FLOATING,
@@ -97,6 +99,8 @@ def apply(op: OpDef, *inputs: Any, **attrs: Any) -> Any:
         result = op.forward(dev.xp, *arrays, **attrs)
     except ValueError as error:
         raise _explain(op, inputs, error) from None
+    except OverflowError:  # a Python int outside the tensor dtype's range: wrap it, as PyTorch
+        result = op.forward(dev.xp, *_wrap_scalars(arrays), **attrs)
     if op.outputs == 1:
         return _finish_single(op, inputs, attrs, result, dev, with_graph)
     return _finish_multi(op, inputs, attrs, result, dev, with_graph)
@@ -200,12 +204,12 @@ def _finish_multi(
     op: OpDef, inputs: tuple, attrs: dict, results: tuple, dev: Any, with_graph: bool
 ) -> tuple:
     outs = []
-    for data in results:
+    for nr, data in enumerate(results):
         if not data.shape and type(data) is not dev.array_type:
             data = dev.xp.asarray(data)
         out = wrap(data, dev)
         if op.view:
-            _link_view(out, inputs[0], op, inputs, attrs)
+            _link_view(out, inputs[0], op, inputs, attrs, nr)
         outs.append(out)
     if with_graph:
         node = make_node(op, inputs, attrs)
@@ -254,30 +258,45 @@ def _saved_input(x: Any) -> Any:
     return x
 
 
-def _link_view(out: Tensor, source: Tensor, op: OpDef, inputs: tuple, attrs: dict) -> None:
-    """Make ``out`` a view of ``source``: shared version counter, and a recipe to replay it."""
+def _link_view(
+    out: Tensor, source: Tensor, op: OpDef, inputs: tuple, attrs: dict, nr: int | None = None
+) -> None:
+    """Make ``out`` a view of ``source``: shared version counter, and a recipe to replay it
+    (``nr`` picks the output of a multi-output view op such as split)."""
     counter = source._version_counter
     if counter is None:
         counter = source._version_counter = VersionCounter()
     out._version_counter = counter
     base = source._base if source._base is not None else source
     out._base = base
-    out._view_fn = (op, inputs[1:], attrs, source._view_fn if source._base is not None else None)
+    parent = source._view_fn if source._base is not None else None
+    out._view_fn = (op, inputs[1:], attrs, parent, nr)
 
 
 def replay_view(view_fn: Any, base: Tensor) -> Tensor:
     """Apply the chain of view ops recorded in ``view_fn`` to ``base`` (a tensor)."""
-    op, extra_inputs, attrs, parent = view_fn
+    op, extra_inputs, attrs, parent, nr = view_fn
     source = base if parent is None else replay_view(parent, base)
-    return apply(op, source, *extra_inputs, **attrs)
+    result = apply(op, source, *extra_inputs, **attrs)
+    return result if nr is None else result[nr]
 
 
 def replay_view_on_array(view_fn: Any, xp: Any, array: Any) -> Any:
     """The same chain of view ops applied to a raw array (giving an array view)."""
-    op, extra_inputs, attrs, parent = view_fn
+    op, extra_inputs, attrs, parent, nr = view_fn
     source = array if parent is None else replay_view_on_array(parent, xp, array)
     extra = [x._data if isinstance(x, Tensor) else x for x in extra_inputs]
-    return op.forward(xp, source, *extra, **attrs)
+    result = op.forward(xp, source, *extra, **attrs)
+    return result if nr is None else result[nr]
+
+
+def _wrap_scalars(arrays: list) -> list:
+    """Python ints converted to the integer dtype of the tensors beside them, wrapping around."""
+    np_dtype = next(a.dtype for a in arrays if hasattr(a, "dtype"))
+    return [
+        np.array(a).astype(np_dtype) if type(a) is int and np_dtype.kind in "iu" else a
+        for a in arrays
+    ]
 
 
 def _explain(op: OpDef, inputs: tuple, error: ValueError) -> Exception:
@@ -367,6 +386,8 @@ def _observed_apply(op: OpDef, inputs: tuple, attrs: dict) -> Any:
             result = op.forward(dev.xp, *arrays, **attrs)
         except ValueError as error:
             raise _explain(op, inputs, error) from None
+        except OverflowError:
+            result = op.forward(dev.xp, *_wrap_scalars(arrays), **attrs)
         event.end_ns = time.perf_counter_ns()
         if op.outputs == 1:
             out = _finish_single(op, inputs, attrs, result, dev, with_graph)

@@ -58,6 +58,13 @@ def _check_target(tensor: Tensor, result: Tensor, op_name: str) -> None:
             f"a view of a leaf Variable that requires grad is being used in an in-place "
             f"operation ({op_name} on a view of shape {list(tensor.shape)})."
         )
+    data = tensor._data
+    if any(stride == 0 and n > 1 for stride, n in zip(data.strides, data.shape, strict=True)):
+        raise RuntimeError(
+            f"unsupported operation: more than one element of the written-to tensor refers to a "
+            f"single memory location (in {op_name} on an expanded tensor of shape "
+            f"{list(tensor.shape)}). Please clone() the tensor before performing the operation."
+        )
     source, target = result._data.dtype, tensor._data.dtype
     if source != target and not np.can_cast(source, target, casting="same_kind"):
         raise RuntimeError(
@@ -83,12 +90,15 @@ def inplace_update(tensor: Tensor, result: Tensor, op_name: str) -> Tensor:
     recording = _state.grad_enabled and (
         result._requires_grad or tensor._requires_grad or (base is not None and base._requires_grad)
     )
+    differentiable_view = base is not None and tensor._view_fn is not None
+    if recording and differentiable_view:
+        _refuse_multi_output_view(tensor)
     tensor._data[...] = result._data
     site = user_call_site() if recording else None
     tensor.bump_version(op_name, site)
     if not recording:
         return tensor
-    if base is not None and tensor._view_fn is not None:
+    if differentiable_view:
         _rebase_view(tensor, base, result)
     elif result.grad_fn is not None:
         tensor.grad_fn = result.grad_fn
@@ -98,6 +108,19 @@ def inplace_update(tensor: Tensor, result: Tensor, op_name: str) -> Tensor:
         tensor.grad_fn = None
         tensor._requires_grad = False
     return tensor
+
+
+def _refuse_multi_output_view(view: Tensor) -> None:
+    """PyTorch forbids recorded in-place writes to views made by split, unbind, chunk..."""
+    op, *_, output_nr = view._view_fn
+    if output_nr is not None:
+        name = "".join(part.capitalize() for part in op.name.split("_"))
+        raise RuntimeError(
+            f"Output {output_nr} of {name} is a view and is being modified inplace. This view is "
+            "the output of a function that returns multiple views. Such functions do not allow "
+            "the output views to be modified inplace. You should replace the inplace operation "
+            "by an out-of-place one."
+        )
 
 
 def _rebase_view(view: Tensor, base: Tensor, result: Tensor) -> None:

@@ -396,3 +396,13 @@ def _invert(xp: Any, x: Any) -> Any:
             "or bool tensors"
         )
     return xp.invert(x)
+
+
+def invert(input: Tensor) -> Tensor:
+    """``~input``: bitwise not of integer and bool tensors (logical not for bool)."""
+    if input._data.dtype.kind not in "iub":
+        raise TypeError(
+            "~ (operator.invert) is only implemented on integer and Boolean-type tensors, got "
+            f"dtype {input.dtype}"
+        )
+    return bitwise_not(input)
