@@ -114,6 +114,8 @@ from .random import (
 )
 from .random import install_methods as _install_random_methods
 from .tensor import Size, Tensor
+from . import serialization
+from .serialization import load, save
 
 __version__ = "0.1.0"
 
