@@ -87,10 +87,10 @@ def _mul_rule(ctx: Any, g: Tensor) -> tuple:
 
 
 def _div_rule(ctx: Any, g: Tensor) -> tuple:
-    _, b, out = ctx.saved_tensors
+    a, b = ctx.saved_tensors  # inputs only, as PyTorch: the quotient may be changed in place
     need_a, need_b = ctx.needs_input_grad
     grad_a = g / _conj(b) if need_a else None
-    grad_b = -g * _conj(out / b) if need_b else None
+    grad_b = -g * _conj(a / (b * b)) if need_b else None
     return grad_a, grad_b
 
 
@@ -262,6 +262,21 @@ def _where_rule(ctx: Any, g: Tensor) -> tuple:
     return grad_x, grad_y
 
 
+def _lerp_forward(xp: Any, start: Any, end: Any, weight: Any) -> Any:
+    """PyTorch's formula: ``start + w * (end - start)`` for |w| < 0.5, else
+    ``end - (end - start) * (1 - w)``, each a fused multiply-add on the CPU. For float16/32 the
+    fused rounding is reproduced exactly by computing in float64 and rounding once."""
+    dtype = start.dtype
+    if not hasattr(weight, "dtype"):
+        weight = xp.asarray(weight, dtype=dtype)
+    difference = end - start
+    wide = xp.float64 if dtype.kind == "f" and dtype.itemsize < 8 else dtype
+    w, d = weight.astype(wide), difference.astype(wide)
+    near_start = start.astype(wide) + w * d
+    near_end = end.astype(wide) - d * (1 - weight).astype(wide)
+    return xp.where(xp.abs(weight) < 0.5, near_start, near_end).astype(dtype)
+
+
 def _lerp_rule(ctx: Any, g: Tensor) -> tuple:
     start, end, weight = ctx.saved_tensors
     grad_start = g * (1 - weight) if ctx.edges[0] is not None else None
@@ -273,7 +288,7 @@ def _lerp_rule(ctx: Any, g: Tensor) -> tuple:
 _ADD = OpDef("add", _add_forward, _add_rule, promote=COMMON)
 _SUB = OpDef("sub", _sub_forward, _sub_rule, promote=COMMON)
 _MUL = OpDef("mul", lambda xp, a, b: a * b, _mul_rule, promote=COMMON, saves=SAVE_INPUTS)
-_DIV = OpDef("div", lambda xp, a, b: a / b, _div_rule, promote=FLOAT, saves=SAVE_BOTH)
+_DIV = OpDef("div", lambda xp, a, b: a / b, _div_rule, promote=FLOAT, saves=SAVE_INPUTS)
 _FLOOR_DIV = OpDef("floor_divide", _floor_div_forward, _zero_rule, promote=COMMON)
 _TRUNC_DIV = OpDef(
     "div_trunc", lambda xp, a, b: _trunc_divide(xp, a, b), _zero_rule, promote=COMMON
@@ -329,7 +344,7 @@ _WHERE = OpDef(
 )
 _LERP = OpDef(
     "lerp",
-    lambda xp, start, end, weight: start + weight * (end - start),
+    lambda xp, start, end, weight: _lerp_forward(xp, start, end, weight),
     _lerp_rule,
     promote=FLOAT,
     saves=SAVE_INPUTS,
