@@ -39,6 +39,7 @@ from ._interop import (
     result_type,
 )
 from .autograd import enable_grad, inference_mode, is_grad_enabled, no_grad, set_grad_enabled
+from .multiprocessing import install as _install_sharing
 from .ops import install_methods as _install_methods
 from .ops import norm
 from .ops.binary import *  # noqa: F403
@@ -129,10 +130,11 @@ cfloat, cdouble = complex64, complex128
 
 _install_methods()
 _install_random_methods()
+_install_sharing()
 
 
 def __getattr__(name: str):
-    if name in ("linalg", "func", "array_api", "optim"):
+    if name in ("linalg", "func", "array_api", "optim", "utils"):
         import importlib
 
         module = importlib.import_module(f"{__name__}.{name}")
