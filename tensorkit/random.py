@@ -357,6 +357,16 @@ def multinomial(
     return wrap(input.device.xp.asarray(result, dtype=np.int64), input.device)
 
 
+def _random_upper_bound(np_dtype: Any) -> int:
+    """PyTorch's default upper bound for ``random_()``: every integer the dtype represents
+    exactly (2**24 for float32, 2**53 for float64, the maximum for integer dtypes)."""
+    if np_dtype.kind == "f":
+        return 2 ** (np.finfo(np_dtype).nmant + 1)
+    if np_dtype.kind == "b":
+        return 2
+    return int(np.iinfo(np_dtype).max)
+
+
 def install_methods() -> None:
     """In-place samplers used by ``nn.init``: ``t.uniform_()``, ``t.normal_()``, ..."""
     from .ops.inplace import copy_
@@ -393,8 +403,8 @@ def install_methods() -> None:
     def random_(
         self: Tensor, low: int = 0, high: int | None = None, *, generator: Generator | None = None
     ) -> Tensor:
-        if high is None:
-            low, high = 0, low if low else 2**24
+        if high is None:  # random_(to) draws from [0, to); random_() from the dtype's range
+            low, high = 0, low if low else _random_upper_bound(self._data.dtype)
         rng = generator_for(self.device, generator)
         return copy_(
             self, wrap(rng.integers(low, high, self.shape).astype(self._data.dtype), self.device)

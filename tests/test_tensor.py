@@ -343,3 +343,12 @@ def test_array_namespace_versions_and_to_device():
 def test_python_floats_convert_once_to_the_requested_dtype():
     assert tk.tensor([0.1], dtype=tk.float64).item() == 0.1
     assert tk.as_tensor([0.1], dtype=tk.float64).item() == 0.1
+
+
+def test_random_fills_the_dtype_range():
+    tk.manual_seed(0)
+    assert tk.zeros(64, dtype=tk.int64).random_().max().item() > 2**53
+    floats = tk.zeros(64).random_()
+    assert floats.max().item() < 2**24 and bool((floats == floats.round()).all())
+    assert set(tk.zeros(64, dtype=tk.bool).random_().tolist()) == {True, False}
+    assert tk.zeros(100, dtype=tk.int64).random_(3).max().item() <= 2
