@@ -134,7 +134,7 @@ _install_sharing()
 
 
 def __getattr__(name: str):
-    if name in ("linalg", "func", "array_api", "optim", "utils"):
+    if name in ("linalg", "func", "array_api", "optim", "utils", "nn"):
         import importlib
 
         module = importlib.import_module(f"{__name__}.{name}")

@@ -1,0 +1,59 @@
+"""``linear`` and ``bilinear``: affine maps of the last dimension."""
+
+from __future__ import annotations
+
+from ...ops.matmul import einsum
+from ...tensor import Tensor
+
+__all__ = ["bilinear", "linear"]
+
+
+def linear(input: Tensor, weight: Tensor, bias: Tensor | None = None) -> Tensor:
+    """``input @ weight.T + bias`` for ``weight`` of shape (out_features, in_features)."""
+    if input.ndim == 0 or weight.ndim == 0:
+        raise RuntimeError(
+            "both arguments to linear need to be at least 1D, but they are "
+            f"{input.ndim}D and {weight.ndim}D"
+        )
+    if input.shape[-1] != weight.shape[-1]:
+        columns = input.shape[-1]
+        rows = input.numel() // columns if columns else 0
+        if weight.ndim == 1:
+            raise RuntimeError(
+                f"size mismatch, got input ({rows}), mat ({rows}x{columns}), "
+                f"vec ({weight.shape[0]})"
+            )
+        raise RuntimeError(
+            f"mat1 and mat2 shapes cannot be multiplied ({rows}x{columns} and "
+            f"{weight.shape[-1]}x{weight.shape[0]})"
+        )
+    out = input @ weight.T
+    return out if bias is None else out + bias
+
+
+def bilinear(input1: Tensor, input2: Tensor, weight: Tensor, bias: Tensor | None = None) -> Tensor:
+    """``y[..., o] = input1[..., i] * weight[o, i, j] * input2[..., j] + bias[o]``."""
+    if input1.ndim != input2.ndim:
+        raise RuntimeError(
+            f"bilinear(): input dimensions do not match: got {input1.ndim} and {input2.ndim}"
+        )
+    if tuple(input1.shape[:-1]) != tuple(input2.shape[:-1]):
+        raise RuntimeError(
+            "bilinear(): input batch dimensions do not match: got "
+            f"{list(input1.shape[:-1])} and {list(input2.shape[:-1])}"
+        )
+    for position, (given, expected) in enumerate(
+        ((input1.shape[-1], weight.shape[1]), (input2.shape[-1], weight.shape[2])), 1
+    ):
+        if given != expected:
+            raise RuntimeError(
+                f"bilinear(): input{position} size does not match weight size: got {given} but "
+                f"expected {expected}"
+            )
+    if bias is not None and (bias.ndim != 1 or bias.shape[0] != weight.shape[0]):
+        raise RuntimeError(
+            f"bilinear(): bias size does not match weight size: got {bias.shape[-1]} but "
+            f"expected {weight.shape[0]}"
+        )
+    out = einsum("...i,oij,...j->...o", input1, weight, input2)
+    return out if bias is None else out + bias

@@ -1,0 +1,432 @@
+"""Loss functions with PyTorch's arguments, checks and reduction semantics."""
+
+from __future__ import annotations
+
+import warnings
+from collections.abc import Callable
+
+from ..._dtype import int64, uint8
+from ...ops.binary import where
+from ...ops.shape import broadcast_tensors
+from ...tensor import Tensor
+from ._names import type_name
+from ._reduction import check_reduction, reduce_loss, resolve
+from .activation import log_softmax, logsigmoid
+
+__all__ = [
+    "l1_loss",
+    "mse_loss",
+    "smooth_l1_loss",
+    "huber_loss",
+    "nll_loss",
+    "cross_entropy",
+    "binary_cross_entropy",
+    "binary_cross_entropy_with_logits",
+    "kl_div",
+    "cosine_embedding_loss",
+    "margin_ranking_loss",
+    "soft_margin_loss",
+    "hinge_embedding_loss",
+]
+
+
+def _warn_size(input: Tensor, target: Tensor, stacklevel: int) -> None:
+    if input.shape != target.shape:
+        warnings.warn(
+            f"Using a target size ({target.shape}) that is different to the input size "
+            f"({input.shape}). This will likely lead to incorrect results due to broadcasting. "
+            "Please ensure they have the same size.",
+            stacklevel=stacklevel,
+        )
+
+
+def _pointwise(
+    input: Tensor,
+    target: Tensor,
+    reduction: str,
+    weight: Tensor | None,
+    elementwise: Callable[[Tensor], Tensor],
+    weighted_mean_by_weight: bool = True,
+) -> Tensor:
+    """A loss of ``input - target`` per element, optionally weighted, then reduced; a
+    weighted mean divides by the summed weights (huber's by the element count, as PyTorch)."""
+    _warn_size(input, target, stacklevel=4)
+    expanded_input, expanded_target = broadcast_tensors(input, target)
+    loss = elementwise(expanded_input - expanded_target)
+    if weight is None:
+        return reduce_loss(loss, reduction)
+    if weight.shape != input.shape:
+        raise ValueError("Weights and input must have the same size.")
+    loss = loss * weight
+    if reduction == "mean" and weighted_mean_by_weight:
+        return loss.sum() / weight.sum()
+    return reduce_loss(loss, reduction)
+
+
+def l1_loss(
+    input: Tensor,
+    target: Tensor,
+    size_average: bool | None = None,
+    reduce: bool | None = None,
+    reduction: str = "mean",
+    weight: Tensor | None = None,
+) -> Tensor:
+    """Mean (or sum) absolute error; with ``weight``, the mean is ``sum(w * l) / sum(w)``."""
+    reduction = resolve(size_average, reduce, reduction)
+    return _pointwise(input, target, reduction, weight, lambda d: d.abs())
+
+
+def mse_loss(
+    input: Tensor,
+    target: Tensor,
+    size_average: bool | None = None,
+    reduce: bool | None = None,
+    reduction: str = "mean",
+    weight: Tensor | None = None,
+) -> Tensor:
+    """Mean (or sum) squared error; with ``weight``, the mean is ``sum(w * l) / sum(w)``."""
+    reduction = resolve(size_average, reduce, reduction)
+    return _pointwise(input, target, reduction, weight, lambda d: d * d)
+
+
+def smooth_l1_loss(
+    input: Tensor,
+    target: Tensor,
+    size_average: bool | None = None,
+    reduce: bool | None = None,
+    reduction: str = "mean",
+    beta: float = 1.0,
+) -> Tensor:
+    """``0.5 d^2 / beta`` where ``|d| < beta``, else ``|d| - 0.5 beta``."""
+    reduction = resolve(size_average, reduce, reduction)
+    if beta < 0:
+        raise RuntimeError("smooth_l1_loss does not support negative values for beta.")
+    if beta == 0:
+        return _pointwise(input, target, reduction, None, lambda d: d.abs())
+
+    def smooth(d: Tensor) -> Tensor:
+        size = d.abs()
+        return where(size < beta, 0.5 * d * d / beta, size - 0.5 * beta)
+
+    return _pointwise(input, target, reduction, None, smooth)
+
+
+def huber_loss(
+    input: Tensor,
+    target: Tensor,
+    reduction: str = "mean",
+    delta: float = 1.0,
+    weight: Tensor | None = None,
+) -> Tensor:
+    """``0.5 d^2`` where ``|d| < delta``, else ``delta (|d| - 0.5 delta)``."""
+    check_reduction(reduction)
+
+    def huber(d: Tensor) -> Tensor:
+        size = d.abs()
+        return where(size < delta, 0.5 * d * d, delta * (size - 0.5 * delta))
+
+    return _pointwise(input, target, reduction, weight, huber, weighted_mean_by_weight=False)
+
+
+# ------------------------------------------------------------------ classification
+def _class_dim(input: Tensor) -> int:
+    return 0 if input.ndim == 1 else 1
+
+
+def _check_class_target(input: Tensor, target: Tensor) -> None:
+    if target.dtype not in (int64, uint8):
+        raise RuntimeError(
+            f"expected target dtype to be Long or Byte, but got {type_name(target.dtype)}"
+        )
+    if input.ndim == 0:
+        raise ValueError("Expected 1 or more dimensions (got 0)")
+    if input.ndim == 1:
+        if target.ndim != 0:
+            raise ValueError(
+                f"Expected input batch_size (1) to match target batch_size ({target.shape[0]})."
+            )
+        return
+    if target.ndim == 0 or input.shape[0] != target.shape[0]:
+        batch = target.shape[0] if target.ndim else 1
+        raise ValueError(
+            f"Expected input batch_size ({input.shape[0]}) to match target batch_size ({batch})."
+        )
+    expected = [input.shape[0], *input.shape[2:]]
+    if list(target.shape) != expected:
+        raise RuntimeError(f"Expected target size {expected}, got {list(target.shape)}")
+
+
+def _safe_targets(target: Tensor, classes: int, ignore_index: int) -> tuple[Tensor, Tensor]:
+    """Targets with ignored entries replaced by 0 (so they can index), and the keep mask.
+    Raises for targets outside [0, classes)."""
+    keep = target != ignore_index
+    safe = where(keep, target, 0)
+    bad = (safe < 0) | (safe >= classes)
+    if bool(bad.any()):
+        raise IndexError(f"Target {int(safe[bad][0])} is out of bounds.")
+    return safe, keep
+
+
+def nll_loss(
+    input: Tensor,
+    target: Tensor,
+    weight: Tensor | None = None,
+    size_average: bool | None = None,
+    ignore_index: int = -100,
+    reduce: bool | None = None,
+    reduction: str = "mean",
+) -> Tensor:
+    """Negative log likelihood of class indices ``target`` under log-probabilities ``input``
+    (classes on dim 1). The mean divides by the summed weights of the counted targets."""
+    reduction = resolve(size_average, reduce, reduction)
+    _check_class_target(input, target)
+    dim = _class_dim(input)
+    classes = input.shape[dim]
+    if weight is not None and weight.numel() != classes:
+        raise RuntimeError(
+            f"weight tensor should be defined either for all {classes} classes or no classes "
+            f"but got weight tensor of shape: {list(weight.shape)}"
+        )
+    safe, keep = _safe_targets(target, classes, ignore_index)
+    picked = input.gather(dim, safe.unsqueeze(dim)).squeeze(dim)
+    weights = keep.to(input.dtype)
+    if weight is not None:
+        weights = weight.to(input.dtype)[safe] * weights
+    loss = -picked * weights
+    if reduction == "mean":
+        return loss.sum() / weights.sum()
+    return reduce_loss(loss, reduction)
+
+
+def cross_entropy(
+    input: Tensor,
+    target: Tensor,
+    weight: Tensor | None = None,
+    size_average: bool | None = None,
+    ignore_index: int = -100,
+    reduce: bool | None = None,
+    reduction: str = "mean",
+    label_smoothing: float = 0.0,
+) -> Tensor:
+    """Cross entropy of logits ``input`` (classes on dim 1) against class indices or, when
+    ``target`` has ``input``'s shape, class probabilities."""
+    reduction = resolve(size_average, reduce, reduction)
+    if not 0.0 <= label_smoothing <= 1.0:
+        raise RuntimeError(f"label_smoothing must be between 0.0 and 1.0. Got: {label_smoothing}")
+    dim = _class_dim(input)
+    log_probs = log_softmax(input, dim)
+    classes = input.shape[dim]
+    weight_view = None
+    if weight is not None:
+        weight_view = weight.to(input.dtype).reshape((classes,) + (1,) * (input.ndim - dim - 1))
+    if input.shape == target.shape:
+        return _soft_cross_entropy(
+            log_probs, target, weight_view, ignore_index, reduction, label_smoothing, dim
+        )
+    loss = nll_loss(log_probs, target, weight, None, ignore_index, None, reduction)
+    if label_smoothing == 0:
+        return loss
+    safe, keep = _safe_targets(target, classes, ignore_index)
+    per_class = log_probs if weight_view is None else log_probs * weight_view
+    smooth = where(keep, -per_class.sum(dim), 0.0)
+    if reduction == "mean":
+        if weight is None:
+            smooth = smooth.sum() / keep.sum()
+        else:
+            smooth = smooth.sum() / (weight.to(input.dtype)[safe] * keep).sum()
+    else:
+        smooth = reduce_loss(smooth, reduction)
+    return (1 - label_smoothing) * loss + smooth * (label_smoothing / classes)
+
+
+def _soft_cross_entropy(
+    log_probs: Tensor,
+    target: Tensor,
+    weight_view: Tensor | None,
+    ignore_index: int,
+    reduction: str,
+    label_smoothing: float,
+    dim: int,
+) -> Tensor:
+    if not target.is_floating_point():
+        raise RuntimeError(
+            "Expected floating point type for target with class probabilities, got "
+            f"{type_name(target.dtype)}"
+        )
+    if ignore_index >= 0:
+        raise RuntimeError("ignore_index is not supported for floating point target")
+    classes = log_probs.shape[dim]
+    if label_smoothing > 0:
+        target = target * (1 - label_smoothing) + label_smoothing / classes
+    terms = log_probs * target
+    if weight_view is not None:
+        terms = terms * weight_view
+    if reduction == "mean":
+        return -terms.sum() / (log_probs.numel() // classes if log_probs.numel() else 1)
+    if reduction == "sum":
+        return -terms.sum()
+    return -terms.sum(dim)
+
+
+def binary_cross_entropy(
+    input: Tensor,
+    target: Tensor,
+    weight: Tensor | None = None,
+    size_average: bool | None = None,
+    reduce: bool | None = None,
+    reduction: str = "mean",
+) -> Tensor:
+    """``-(t log x + (1 - t) log(1 - x))`` for probabilities ``x``; logs are clamped at -100."""
+    reduction = resolve(size_average, reduce, reduction)
+    if target.shape != input.shape:
+        raise ValueError(
+            f"Using a target size ({target.shape}) that is different to the input size "
+            f"({input.shape}) is deprecated. Please ensure they have the same size."
+        )
+    if bool(((input < 0) | (input > 1)).any()):
+        raise RuntimeError("all elements of input should be between 0 and 1")
+    log_x = input.log().clamp(min=-100)
+    log_not_x = (1 - input).log().clamp(min=-100)
+    loss = -(target * log_x + (1 - target) * log_not_x)
+    if weight is not None:
+        loss = loss * weight
+    return reduce_loss(loss, reduction)
+
+
+def binary_cross_entropy_with_logits(
+    input: Tensor,
+    target: Tensor,
+    weight: Tensor | None = None,
+    size_average: bool | None = None,
+    reduce: bool | None = None,
+    reduction: str = "mean",
+    pos_weight: Tensor | None = None,
+) -> Tensor:
+    """Binary cross entropy of ``sigmoid(input)``, computed stably as
+    ``(1 - t) x - (pos_weight t + 1 - t) log(sigmoid(x))``."""
+    reduction = resolve(size_average, reduce, reduction)
+    if target.shape != input.shape:
+        raise ValueError(
+            f"Target size ({target.shape}) must be the same as input size ({input.shape})"
+        )
+    log_sig = logsigmoid(input)
+    if pos_weight is None:
+        loss = (1 - target) * input - log_sig
+    else:
+        loss = (1 - target) * input - ((pos_weight - 1) * target + 1) * log_sig
+    if weight is not None:
+        loss = loss * weight
+    return reduce_loss(loss, reduction)
+
+
+# ---------------------------------------------------------------- distributions
+def kl_div(
+    input: Tensor,
+    target: Tensor,
+    size_average: bool | None = None,
+    reduce: bool | None = None,
+    reduction: str = "mean",
+    log_target: bool = False,
+) -> Tensor:
+    """KL divergence ``target * (log(target) - input)`` for log-probabilities ``input``;
+    ``reduction='batchmean'`` divides the sum by the batch size (the true KL mean)."""
+    if size_average is not None or reduce is not None:
+        reduction = resolve(size_average, reduce, reduction)
+    check_reduction(reduction, ("none", "mean", "sum", "batchmean"))
+    if reduction == "mean":
+        warnings.warn(
+            "reduction: 'mean' divides the total loss by both the batch size and the support "
+            "size.'batchmean' divides only by the batch size, and aligns with the KL div math "
+            "definition.'mean' will be changed to behave the same as 'batchmean' in the next "
+            "major release.",
+            stacklevel=2,
+        )
+    if log_target:
+        loss = target.exp() * (target - input)
+    else:
+        positive = target > 0
+        log_t = where(positive, target, 1.0).log()
+        loss = where(positive, target * log_t, 0.0) - target * input
+    if reduction == "batchmean":
+        total = loss.sum()
+        return total / input.shape[0] if input.ndim else total
+    return reduce_loss(loss, reduction)
+
+
+# -------------------------------------------------------------------- margins
+def cosine_embedding_loss(
+    input1: Tensor,
+    input2: Tensor,
+    target: Tensor,
+    margin: float = 0,
+    size_average: bool | None = None,
+    reduce: bool | None = None,
+    reduction: str = "mean",
+) -> Tensor:
+    """``1 - cos(x1, x2)`` where target is 1, ``max(0, cos - margin)`` where it is -1."""
+    reduction = resolve(size_average, reduce, reduction)
+    if input1.ndim != input2.ndim:
+        raise RuntimeError(
+            "cosine_embedding_loss(): input1 and input2 should have the same number of "
+            f"dimensions, but got {input1.ndim} and {input2.ndim}"
+        )
+    if input1.ndim not in (1, 2) or target.ndim != input1.ndim - 1:
+        raise RuntimeError(
+            f"cosine_embedding_loss(): expected {input1.ndim - 1}D target tensor for "
+            f"{input1.ndim}D inputs, got {target.ndim}D target"
+        )
+    dim = input1.ndim - 1
+    eps = 1e-12
+    dot = (input1 * input2).sum(dim)
+    squares1 = (input1 * input1).sum(dim) + eps
+    squares2 = (input2 * input2).sum(dim) + eps
+    cos = dot / (squares1 * squares2).sqrt()
+    loss = where(target == 1, 1 - cos, 0.0) + where(target == -1, (cos - margin).clamp(min=0), 0.0)
+    return reduce_loss(loss, reduction)
+
+
+def margin_ranking_loss(
+    input1: Tensor,
+    input2: Tensor,
+    target: Tensor,
+    margin: float = 0,
+    size_average: bool | None = None,
+    reduce: bool | None = None,
+    reduction: str = "mean",
+) -> Tensor:
+    """``max(0, -target * (input1 - input2) + margin)``."""
+    reduction = resolve(size_average, reduce, reduction)
+    if not input1.ndim == input2.ndim == target.ndim:
+        raise RuntimeError(
+            "margin_ranking_loss : All input tensors should have same dimension but got sizes: "
+            f"input1: {input1.shape}, input2: {input2.shape}, target: {target.shape} "
+        )
+    loss = (-target * (input1 - input2) + margin).clamp(min=0)
+    return reduce_loss(loss, reduction)
+
+
+def soft_margin_loss(
+    input: Tensor,
+    target: Tensor,
+    size_average: bool | None = None,
+    reduce: bool | None = None,
+    reduction: str = "mean",
+) -> Tensor:
+    """``log(1 + exp(-target * input))`` (targets are 1 or -1)."""
+    reduction = resolve(size_average, reduce, reduction)
+    _warn_size(input, target, stacklevel=3)
+    return reduce_loss(-logsigmoid(target * input), reduction)
+
+
+def hinge_embedding_loss(
+    input: Tensor,
+    target: Tensor,
+    margin: float = 1.0,
+    size_average: bool | None = None,
+    reduce: bool | None = None,
+    reduction: str = "mean",
+) -> Tensor:
+    """``input`` where target is 1, ``max(0, margin - input)`` where it is -1."""
+    reduction = resolve(size_average, reduce, reduction)
+    loss = where(target != -1, input, 0.0) + where(target != 1, (margin - input).clamp(min=0), 0.0)
+    return reduce_loss(loss, reduction)

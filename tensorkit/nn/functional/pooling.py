@@ -1,0 +1,516 @@
+"""Pooling and interpolation for ``tk.nn.functional``.
+
+Average pooling, adaptive average pooling and interpolation are separable: each is one
+``resample`` (see conv.py) per spatial axis through a table of window positions and weights,
+so nothing larger than the output is built and the gradient is the transposed table. Max
+pooling finds each window's argmax with one vectorized pass per kernel offset (the first
+maximum on ties, the last NaN, as PyTorch) and reads the values with ``gather``, whose
+gradient routes to the argmax.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Iterator, Sequence
+from typing import Any
+
+from ...ops._apply import OpDef, apply
+from ...ops.indexing import gather
+from ...tensor import Tensor
+from .conv import ntuple, resample
+
+__all__ = [
+    "adaptive_avg_pool1d",
+    "adaptive_avg_pool2d",
+    "adaptive_max_pool1d",
+    "adaptive_max_pool2d",
+    "avg_pool1d",
+    "avg_pool2d",
+    "interpolate",
+    "max_pool1d",
+    "max_pool2d",
+]
+
+
+# ------------------------------------------------------------------------- arguments
+def _batched(input: Tensor, dims: int, message: str) -> tuple[Tensor, bool]:
+    """``input`` with a batch dim (added if it was unbatched), and whether it had one."""
+    if input.ndim not in (dims + 1, dims + 2):
+        raise RuntimeError(message)
+    if input.ndim == dims + 2:
+        return input, True
+    return input.unsqueeze(0), False
+
+
+def _pool_input(input: Tensor, dims: int, name: str) -> tuple[Tensor, bool]:
+    return _batched(
+        input,
+        dims,
+        f"{name}: Expected {dims + 1}D or {dims + 2}D (batch mode) tensor with optional 0 dim "
+        f"batch size for input, but got: {list(input.shape)}",
+    )
+
+
+def _adaptive_input(input: Tensor, dims: int, name: str) -> tuple[Tensor, bool]:
+    x, batched = _batched(
+        input,
+        dims,
+        f"{name}(): Expected {dims + 1}D or {dims + 2}D tensor, but got {list(input.shape)}",
+    )
+    for axis in range(1, x.ndim):
+        if x.shape[axis] == 0:
+            raise RuntimeError(
+                f"{name}(): Expected input to have non-zero size for non-batch dimensions, but "
+                f"input has sizes {list(input.shape)} with dimension {axis - (not batched)} "
+                "being empty"
+            )
+    return x, batched
+
+
+def _unbatch(out: Tensor, batched: bool) -> Tensor:
+    return out if batched else out.squeeze(0)
+
+
+def _pool_size(size: int, kernel: int, stride: int, pad: int, dilation: int, ceil: bool) -> int:
+    """PyTorch's pooling output size; in ceil mode the last window must start inside the
+    input or its left padding."""
+    span = size + 2 * pad - dilation * (kernel - 1) - 1
+    out = (span + (stride - 1 if ceil else 0)) // stride + 1
+    if ceil and (out - 1) * stride >= size + pad:
+        out -= 1
+    return out
+
+
+def _pool_options(
+    x: Tensor, kernel_size: Any, stride: Any, padding: Any, dilation: Any, ceil: bool, dims: int
+) -> tuple[tuple[int, ...], ...]:
+    """Checked kernel, stride, padding, dilation and output size of a pooling window."""
+    kernel = ntuple(kernel_size, dims, "kernel_size")
+    stride = kernel if stride is None or stride == [] else ntuple(stride, dims, "stride")
+    padding, dilation = ntuple(padding, dims, "padding"), ntuple(dilation, dims, "dilation")
+    if 0 in stride:
+        raise RuntimeError("stride should not be zero")
+    if min(kernel) <= 0:
+        raise RuntimeError(f"kernel size should be greater than zero, but got {list(kernel)}")
+    if min(dilation) <= 0:
+        raise RuntimeError(f"dilation should be greater than zero, but got {list(dilation)}")
+    for k, p, d in zip(kernel, padding, dilation, strict=True):
+        if p < 0:
+            raise RuntimeError(f"pad must be non-negative, but got pad: {p}")
+        if p > (d * (k - 1) + 1) // 2:
+            raise RuntimeError(
+                f"pad should be at most half of effective kernel size, but got pad={p}, "
+                f"kernel_size={k} and dilation={d}"
+            )
+    spatial = tuple(x.shape[2:])
+    out = tuple(map(_pool_size, spatial, kernel, stride, padding, dilation, (ceil,) * dims))
+    if min(out) < 1:
+        given = "x".join(map(str, (x.shape[1], *spatial)))
+        wanted = "x".join(map(str, (x.shape[1], *out)))
+        raise RuntimeError(
+            f"Given input size: ({given}). Calculated output size: ({wanted}). Output size is "
+            "too small"
+        )
+    return kernel, stride, padding, dilation, out
+
+
+# --------------------------------------------------------------------------- tables
+def _window_table(
+    xp: Any, size: int, out: int, kernel: int, stride: int, pad: int, dilation: int
+) -> Any:
+    """(out, kernel) input positions of each pooling window; -1 where it is padding."""
+    index = xp.arange(out)[:, None] * stride - pad + xp.arange(kernel)[None, :] * dilation
+    return xp.where((index >= 0) & (index < size), index, -1)
+
+
+def _bin_table(xp: Any, size: int, out: int) -> tuple[Any, Any]:
+    """Adaptive pooling bins [floor(i * size / out), ceil((i + 1) * size / out)) as a table of
+    positions (-1 past a bin's end) and each bin's length."""
+    start = xp.arange(out) * size // out
+    end = -(-(xp.arange(out) + 1) * size // out)
+    width = int((end - start).max()) if out else 1
+    index = start[:, None] + xp.arange(width)[None, :]
+    return xp.where(index < end[:, None], index, -1), end - start
+
+
+def _spatial_axes(x: Tensor) -> range:
+    """The spatial axes of a batched input, the last first (the order PyTorch sums in)."""
+    return range(x.ndim - 1, 1, -1)
+
+
+def _check_float(x: Tensor, name: str) -> None:
+    if not x.dtype.is_floating_point:
+        raise NotImplementedError(f"\"{name}\" not implemented for '{x.dtype}'")
+
+
+# ---------------------------------------------------------------------- max pooling
+def _taps(xp: Any, x: Any, tables: tuple, axis: int = 0) -> Iterator[tuple[Any, Any, Any]]:
+    """For each combination of one tap per axis (row-major): the values it reads, their flat
+    spatial positions and whether the tap is real (tables: (out, taps) positions, -1 unused)."""
+    if axis == len(tables):
+        yield x, 0, True
+        return
+    shape = (-1,) + (1,) * (len(tables) - 1 - axis)
+    step = math.prod(x.shape[3 + axis :]) if axis + 1 < len(tables) else 1
+    for column in tables[axis].T:
+        taken = xp.take(x, xp.maximum(column, 0), axis=2 + axis)
+        position = (column * step).reshape(shape)
+        valid = (column >= 0).reshape(shape)
+        for values, inner, inner_valid in _taps(xp, taken, tables, axis + 1):
+            yield values, position + inner, valid & inner_valid
+
+
+def _window_argmax_forward(xp: Any, x: Any, tables: tuple) -> Any:
+    """The flat spatial index of each window's largest value, as PyTorch picks it: the first
+    maximum (or the last NaN), and the first real position when nothing beats -inf."""
+    best = arg = None
+    for values, position, valid in _taps(xp, x, tables):
+        if best is None:
+            best, arg = values, xp.where(valid, position, -1)
+            continue
+        take = (values > best) | (arg < 0)
+        if x.dtype.kind == "f":
+            take |= xp.isnan(values)
+        take &= valid
+        best = xp.where(take, values, best)
+        arg = xp.where(take, position, arg)
+    return xp.broadcast_to(arg, best.shape).astype(xp.int64)
+
+
+_WINDOW_ARGMAX = OpDef("window_argmax", _window_argmax_forward, None)
+
+
+def _max_over_windows(
+    x: Tensor, tables: list, return_indices: bool, batched: bool
+) -> Tensor | tuple[Tensor, Tensor]:
+    indices = apply(_WINDOW_ARGMAX, x, tables=tuple(tables))
+    values = gather(x.flatten(2), 2, indices.flatten(2)).reshape(indices.shape)
+    values, indices = _unbatch(values, batched), _unbatch(indices, batched)
+    return (values, indices) if return_indices else values
+
+
+def _max_pool(
+    input: Tensor, options: tuple, ceil_mode: bool, return_indices: bool, dims: int
+) -> Tensor | tuple[Tensor, Tensor]:
+    x, batched = _pool_input(input, dims, f"max_pool{dims}d")
+    kernel, stride, padding, dilation, out = _pool_options(x, *options, ceil_mode, dims)
+    xp = x.device.xp
+    tables = list(
+        map(_window_table, (xp,) * dims, x.shape[2:], out, kernel, stride, padding, dilation)
+    )
+    return _max_over_windows(x, tables, return_indices, batched)
+
+
+def max_pool1d(
+    input: Tensor,
+    kernel_size: Any,
+    stride: Any = None,
+    padding: Any = 0,
+    dilation: Any = 1,
+    ceil_mode: bool = False,
+    return_indices: bool = False,
+) -> Tensor | tuple[Tensor, Tensor]:
+    """Largest value of each window of (N, C, L) or (C, L) ``input``; ``stride`` defaults to
+    ``kernel_size``; indices index L."""
+    options = (kernel_size, stride, padding, dilation)
+    return _max_pool(input, options, ceil_mode, return_indices, 1)
+
+
+def max_pool2d(
+    input: Tensor,
+    kernel_size: Any,
+    stride: Any = None,
+    padding: Any = 0,
+    dilation: Any = 1,
+    ceil_mode: bool = False,
+    return_indices: bool = False,
+) -> Tensor | tuple[Tensor, Tensor]:
+    """Largest value of each window of (N, C, H, W) or (C, H, W) ``input``; ``stride``
+    defaults to ``kernel_size``; indices are flat ``h * W + w``."""
+    options = (kernel_size, stride, padding, dilation)
+    return _max_pool(input, options, ceil_mode, return_indices, 2)
+
+
+def _adaptive_sizes(output_size: Any, x: Tensor, dims: int, name: str) -> tuple[int, ...]:
+    sizes = (output_size,) * dims if isinstance(output_size, int | None) else tuple(output_size)
+    if len(sizes) != dims:
+        raise RuntimeError(f"{name}: output_size must be {dims}")
+    sizes = tuple(n if o is None else int(o) for o, n in zip(sizes, x.shape[2:], strict=True))
+    if min(sizes) < 0:
+        raise RuntimeError(
+            f"{name}: elements of output_size must be greater than or equal to 0 but received "
+            f"{list(sizes)}"
+        )
+    return sizes
+
+
+def _adaptive_max_pool(
+    input: Tensor, output_size: Any, return_indices: bool, dims: int
+) -> Tensor | tuple[Tensor, Tensor]:
+    name = f"adaptive_max_pool{dims}d"
+    x, batched = _adaptive_input(input, dims, name)
+    sizes = _adaptive_sizes(output_size, x, dims, name)
+    xp = x.device.xp
+    tables = [_bin_table(xp, n, o)[0] for n, o in zip(x.shape[2:], sizes, strict=True)]
+    return _max_over_windows(x, tables, return_indices, batched)
+
+
+def adaptive_max_pool1d(
+    input: Tensor, output_size: Any, return_indices: bool = False
+) -> Tensor | tuple[Tensor, Tensor]:
+    """Max over ``output_size`` near-equal bins of (N, C, L) or (C, L) ``input``."""
+    return _adaptive_max_pool(input, output_size, return_indices, 1)
+
+
+def adaptive_max_pool2d(
+    input: Tensor, output_size: Any, return_indices: bool = False
+) -> Tensor | tuple[Tensor, Tensor]:
+    """Max over an ``output_size`` grid of near-equal bins of (N, C, H, W) or (C, H, W)
+    ``input``; indices are flat ``h * W + w``."""
+    return _adaptive_max_pool(input, output_size, return_indices, 2)
+
+
+# ------------------------------------------------------------------ average pooling
+def _avg_divisor(
+    xp: Any, size: int, out: int, kernel: int, stride: int, pad: int, include_pad: bool
+) -> Any:
+    """Each window's count along one axis: up to the padded end, or of real positions."""
+    start = xp.arange(out) * stride - pad
+    end = xp.minimum(start + kernel, size + pad)
+    if include_pad:
+        return end - start
+    return xp.minimum(end, size) - xp.maximum(start, 0)
+
+
+def _weights(xp: Any, scale: Any, index: Any, x: Tensor) -> Any:
+    """A weight table of ``index``'s shape with ``scale`` (one value per output) on each row."""
+    return xp.broadcast_to(xp.asarray(scale, dtype=x.dtype.np)[:, None], index.shape)
+
+
+def _avg_pool(
+    input: Tensor,
+    options: tuple,
+    ceil_mode: bool,
+    count_include_pad: bool,
+    divisor_override: int | None,
+    dims: int,
+) -> Tensor:
+    name = f"avg_pool{dims}d"
+    x, batched = _pool_input(input, dims, name)
+    _check_float(x, name)
+    kernel, stride, padding, _, out = _pool_options(x, *options, 1, ceil_mode, dims)
+    if divisor_override is not None and divisor_override == 0:
+        raise RuntimeError("divisor must be not zero")
+    xp = x.device.xp
+    for axis in _spatial_axes(x):
+        i = axis - 2
+        args = (x.shape[axis], out[i], kernel[i], stride[i], padding[i])
+        index = _window_table(xp, *args, 1)
+        if divisor_override is None:
+            scale = 1.0 / _avg_divisor(xp, *args, count_include_pad)
+        else:
+            scale = xp.full(out[i], 1.0 / divisor_override if axis == x.ndim - 1 else 1.0)
+        x = resample(x, axis, index, _weights(xp, scale, index, x))
+    return _unbatch(x, batched)
+
+
+def avg_pool1d(
+    input: Tensor,
+    kernel_size: Any,
+    stride: Any = None,
+    padding: Any = 0,
+    ceil_mode: bool = False,
+    count_include_pad: bool = True,
+) -> Tensor:
+    """Mean of each window of (N, C, L) or (C, L) ``input``."""
+    options = (kernel_size, stride, padding)
+    return _avg_pool(input, options, ceil_mode, count_include_pad, None, 1)
+
+
+def avg_pool2d(
+    input: Tensor,
+    kernel_size: Any,
+    stride: Any = None,
+    padding: Any = 0,
+    ceil_mode: bool = False,
+    count_include_pad: bool = True,
+    divisor_override: int | None = None,
+) -> Tensor:
+    """Mean of each window of (N, C, H, W) or (C, H, W) ``input`` (the window sum divided by
+    ``divisor_override`` when given)."""
+    options = (kernel_size, stride, padding)
+    return _avg_pool(input, options, ceil_mode, count_include_pad, divisor_override, 2)
+
+
+def _adaptive_avg_pool(input: Tensor, output_size: Any, dims: int) -> Tensor:
+    name = f"adaptive_avg_pool{dims}d"
+    x, batched = _adaptive_input(input, dims, name)
+    _check_float(x, name)
+    sizes = _adaptive_sizes(output_size, x, dims, name)
+    xp = x.device.xp
+    for axis in _spatial_axes(x):
+        size, out = x.shape[axis], sizes[axis - 2]
+        if out and size % out == 0:  # equal bins that tile the axis: a plain mean
+            x = x.unflatten(axis, (out, size // out)).mean(axis + 1)
+            continue
+        index, length = _bin_table(xp, size, out)
+        x = resample(x, axis, index, _weights(xp, 1.0 / length, index, x))
+    return _unbatch(x, batched)
+
+
+def adaptive_avg_pool1d(input: Tensor, output_size: Any) -> Tensor:
+    """Mean over ``output_size`` near-equal bins of (N, C, L) or (C, L) ``input``."""
+    return _adaptive_avg_pool(input, output_size, 1)
+
+
+def adaptive_avg_pool2d(input: Tensor, output_size: Any) -> Tensor:
+    """Mean over an ``output_size`` grid of near-equal bins of (N, C, H, W) or (C, H, W)
+    ``input`` (None keeps that input size)."""
+    return _adaptive_avg_pool(input, output_size, 2)
+
+
+# --------------------------------------------------------------------- interpolation
+_LINEAR_DIMS = {"linear": 1, "bilinear": 2, "trilinear": 3}
+_MODES = ("nearest", "area", *_LINEAR_DIMS)
+
+
+def _ratio(scalar: type, size: int, out: int, scale: float | None) -> Any:
+    """Input positions per output position, as PyTorch computes it, in the float type
+    ``scalar``."""
+    if scale is not None and scale > 0:
+        return scalar(1.0 / scale)
+    return scalar(size) / scalar(out)
+
+
+def _nearest_table(xp: Any, size: int, out: int, scale: float | None) -> Any:
+    """Source of each output position: ``floor(i * ratio)`` in float32, as PyTorch."""
+    if out == size:
+        return xp.arange(out)[:, None]
+    if out == 2 * size:
+        return (xp.arange(out) // 2)[:, None]
+    ratio = _ratio(xp.float32, size, out, scale)
+    source = xp.floor(xp.arange(out, dtype=xp.float32) * ratio).astype(xp.int64)
+    return xp.minimum(source, size - 1)[:, None]
+
+
+def _linear_table(
+    xp: Any, size: int, out: int, scale: float | None, align_corners: bool, dtype: Any
+) -> tuple[Any, Any]:
+    """The two neighbours of each output position and their weights (PyTorch's formulas)."""
+    target = xp.arange(out, dtype=dtype)
+    if out == size:
+        source = target
+    elif align_corners:
+        ratio = dtype.type(size - 1) / dtype.type(out - 1) if out > 1 else dtype.type(0)
+        source = target * ratio
+    else:
+        ratio = _ratio(dtype.type, size, out, scale)
+        source = xp.maximum((target + 0.5) * ratio - 0.5, 0)
+    low = xp.minimum(xp.floor(source).astype(xp.int64), size - 1)
+    frac = xp.clip(source - low.astype(dtype), 0, 1)
+    high = low + (low < size - 1)
+    return xp.stack([low, high], axis=1), xp.stack([1 - frac, frac], axis=1)
+
+
+def _output_sizes(
+    input: Tensor, size: Any, scale_factor: Any, recompute: bool | None, dims: int
+) -> tuple[list[int], list[float | None]]:
+    spatial = list(input.shape[2:])
+    if size is not None and scale_factor is not None:
+        raise ValueError("only one of size or scale_factor should be defined")
+    if size is not None:
+        sizes = [int(size)] * dims if isinstance(size, int) else [int(n) for n in size]
+        if len(sizes) != dims:
+            raise ValueError(
+                f"Input and output must have the same number of spatial dimensions, but got "
+                f"input with spatial dimensions of {spatial} and output size of {size}. Please "
+                "provide input tensor in (N, C, d1, d2, ...,dK) format and output size in "
+                "(o1, o2, ...,oK) format."
+            )
+        return sizes, [None] * dims
+    if scale_factor is None:
+        raise ValueError("either size or scale_factor should be defined")
+    factors = (
+        [float(f) for f in scale_factor]
+        if isinstance(scale_factor, Sequence)
+        else [float(scale_factor)] * dims
+    )
+    if len(factors) != dims:
+        raise ValueError(
+            f"Input and scale_factor must have the same number of spatial dimensions, but got "
+            f"input with spatial dimensions of {spatial} and scale_factor of shape "
+            f"{scale_factor}. Please provide input tensor in (N, C, d1, d2, ...,dK) format and "
+            "scale_factor in (s1, s2, ...,sK) format."
+        )
+    sizes = [math.floor(n * f) for n, f in zip(spatial, factors, strict=True)]
+    return sizes, [None] * dims if recompute else factors
+
+
+def _check_interpolate_sizes(spatial: list[int], sizes: list[int]) -> None:
+    if min(spatial) > 0 and min(sizes) > 0:
+        return
+    labels = "DHW"[3 - len(sizes) :]
+    given = ", ".join(f"{a}: {n}" for a, n in zip(labels, spatial, strict=True))
+    wanted = ", ".join(f"{a}: {n}" for a, n in zip(labels, sizes, strict=True))
+    raise RuntimeError(
+        f"Input and output sizes should be greater than 0, but got input ({given}) output "
+        f"({wanted})"
+    )
+
+
+def _check_mode(input: Tensor, mode: str, align_corners: bool | None) -> None:
+    dims = input.ndim - 2
+    if not 1 <= dims <= 3:
+        raise NotImplementedError(
+            f"Input Error: Only 3D, 4D and 5D input Tensors supported (got {input.ndim}D) for "
+            "the modes: nearest | linear | bilinear | bicubic | trilinear | lanczos | area | "
+            f"nearest-exact (got {mode})"
+        )
+    if align_corners is not None and mode not in _LINEAR_DIMS:
+        raise ValueError(
+            "align_corners option can only be set with the interpolating modes: linear | "
+            "bilinear | bicubic | trilinear"
+        )
+    if mode not in _MODES:
+        raise NotImplementedError(
+            f"interpolate(): mode '{mode}' is not supported (tensorkit has {', '.join(_MODES)})"
+        )
+    if mode in _LINEAR_DIMS and _LINEAR_DIMS[mode] != dims:
+        raise NotImplementedError(
+            f"Got {input.ndim}D input, but {mode} mode needs {_LINEAR_DIMS[mode] + 2}D input"
+        )
+
+
+def interpolate(
+    input: Tensor,
+    size: Any = None,
+    scale_factor: Any = None,
+    mode: str = "nearest",
+    align_corners: bool | None = None,
+    recompute_scale_factor: bool | None = None,
+    antialias: bool = False,
+) -> Tensor:
+    """Resize the spatial dims of an (N, C, *spatial) tensor to ``size`` (or by
+    ``scale_factor``): modes nearest, linear/bilinear/trilinear and area."""
+    _check_mode(input, mode, align_corners)
+    if antialias:
+        raise NotImplementedError("interpolate(): antialias=True is not supported by tensorkit")
+    dims = input.ndim - 2
+    sizes, scales = _output_sizes(input, size, scale_factor, recompute_scale_factor, dims)
+    _check_interpolate_sizes(list(input.shape[2:]), sizes)
+    if mode == "area":
+        return _adaptive_avg_pool(input, sizes, dims)
+    if mode != "nearest":
+        _check_float(input, f"upsample_{mode}{dims}d")
+    xp = input.device.xp
+    out = input
+    for axis in _spatial_axes(input):
+        i = axis - 2
+        if mode == "nearest":
+            out = resample(out, axis, _nearest_table(xp, input.shape[axis], sizes[i], scales[i]))
+        else:
+            index, weight = _linear_table(
+                xp, input.shape[axis], sizes[i], scales[i], bool(align_corners), input.dtype.np
+            )
+            out = resample(out, axis, index, weight)
+    return out

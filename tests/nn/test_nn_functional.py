@@ -1,0 +1,409 @@
+"""tk.nn.functional against PyTorch (values and gradients) and gradcheck/gradgradcheck."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from harness import check_grads, check_torch
+
+import tensorkit as tk
+import tensorkit.nn.functional as F  # noqa: N812
+
+# Inputs that include the kinks (0, +-1, +-3, 6) and large magnitudes (overflow guards).
+SPECIAL = np.array([-30.0, -6.0, -3.0, -1.0, -0.5, 0.0, 0.5, 1.0, 3.0, 6.0, 25.0, 800.0])
+RNG = np.random.default_rng(0)
+SMOOTH = RNG.standard_normal((3, 4)) * 2  # away from kinks, for gradcheck
+
+ACTIVATIONS = {
+    "relu": ({}, {}),
+    "relu6": ({}, {}),
+    "hardtanh": ({"min_val": -0.5, "max_val": 1.0}, {"min_val": -0.5, "max_val": 1.0}),
+    "elu": ({"alpha": 0.7}, {"alpha": 0.7}),
+    "selu": ({}, {}),
+    "celu": ({"alpha": 2.0}, {"alpha": 2.0}),
+    "leaky_relu": ({"negative_slope": 0.2}, {"negative_slope": 0.2}),
+    "gelu": ({}, {}),
+    "gelu_tanh": ({"approximate": "tanh"}, {"approximate": "tanh"}),
+    "logsigmoid": ({}, {}),
+    "hardshrink": ({"lambd": 1.0}, {"lambd": 1.0}),
+    "softshrink": ({"lambd": 0.5}, {"lambd": 0.5}),
+    "tanhshrink": ({}, {}),
+    "softsign": ({}, {}),
+    "softplus": ({}, {}),
+    "softplus_beta": ({"beta": 2.0, "threshold": 5.0}, {"beta": 2.0, "threshold": 5.0}),
+    "sigmoid": ({}, {}),
+    "tanh": ({}, {}),
+    "hardsigmoid": ({}, {}),
+    "silu": ({}, {}),
+    "mish": ({}, {}),
+    "hardswish": ({}, {}),
+    "threshold": ({"threshold": 0.5, "value": -2.0}, {"threshold": 0.5, "value": -2.0}),
+}
+
+
+def _function(lib, name):
+    base = name.split("_")[0] if name in ("gelu_tanh", "softplus_beta") else name
+    return getattr(lib, base)
+
+
+@pytest.mark.parametrize("name", sorted(ACTIVATIONS))
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+def test_activation_matches_torch_including_kinks(name, dtype):
+    torch_f = pytest.importorskip("torch.nn.functional")
+    tk_kwargs, torch_kwargs = ACTIVATIONS[name]
+    x = SPECIAL.astype(dtype)
+    check_torch(
+        lambda t: _function(F, name)(t, **tk_kwargs),
+        lambda t: _function(torch_f, name)(t, **torch_kwargs),
+        x,
+        atol=1e-6,
+        rtol=1e-5 if dtype == np.float32 else 1e-7,
+    )
+
+
+@pytest.mark.parametrize("name", sorted(ACTIVATIONS))
+def test_activation_gradgradcheck(name):
+    tk_kwargs, _ = ACTIVATIONS[name]
+    check_grads(lambda t: _function(F, name)(t, **tk_kwargs), SMOOTH)
+
+
+@pytest.mark.parametrize("name", ["softmax", "log_softmax", "softmin"])
+@pytest.mark.parametrize("dim", [0, 1, -1])
+def test_softmax_family(name, dim):
+    torch_f = pytest.importorskip("torch.nn.functional")
+    x = RNG.standard_normal((3, 4, 2))
+    x[0, 0, 0] = 1000.0  # no overflow
+    check_torch(lambda t: getattr(F, name)(t, dim), lambda t: getattr(torch_f, name)(t, dim), x)
+    check_grads(lambda t: getattr(F, name)(t, dim), RNG.standard_normal((2, 3)))
+
+
+def test_softmax_with_minus_inf_and_dtype_and_implicit_dim():
+    torch = pytest.importorskip("torch")
+    x = np.array([[0.0, -np.inf, 1.0], [-np.inf, -np.inf, 2.0]], dtype=np.float32)
+    check_torch(lambda t: F.softmax(t, 1), lambda t: torch.softmax(t, 1), x)
+    out = F.log_softmax(tk.tensor(x), 1, dtype=tk.float64)
+    assert out.dtype == tk.float64
+    with pytest.warns(UserWarning, match="Implicit dimension choice for softmax"):
+        implicit = F.softmax(tk.tensor(x))
+    np.testing.assert_allclose(implicit.numpy(), torch.softmax(torch.tensor(x), 1).numpy())
+
+
+def test_prelu_and_glu():
+    torch_f = pytest.importorskip("torch.nn.functional")
+    x = RNG.standard_normal((2, 3, 4))
+    x[0, 0, 0] = 0.0
+    w = np.array([0.1, 0.2, 0.3])
+    check_torch(F.prelu, torch_f.prelu, x, w)
+    check_torch(F.prelu, torch_f.prelu, x, np.array([0.25]))
+    check_grads(F.prelu, RNG.standard_normal((2, 3, 2)), w)
+    with pytest.raises(RuntimeError, match="Found parameter numbers = 2 and channel size = 3"):
+        F.prelu(tk.tensor(x), tk.ones(2, dtype=tk.float64))
+    check_torch(lambda t: F.glu(t, 1), lambda t: torch_f.glu(t, 1), RNG.standard_normal((2, 4)))
+    check_grads(lambda t: F.glu(t, -1), RNG.standard_normal((2, 4)))
+    with pytest.raises(RuntimeError, match="Halving dimension must be even"):
+        F.glu(tk.ones(2, 3))
+
+
+def test_inplace_activations_write_into_the_input_and_keep_gradients():
+    torch = pytest.importorskip("torch")
+    data = RNG.standard_normal(5)
+    x = tk.tensor(data, requires_grad=True)
+    h = x * 1.0
+    out = F.elu(h, inplace=True)
+    assert out is h
+    out.sum().backward()
+    tx = torch.tensor(data, requires_grad=True)
+    torch.nn.functional.elu(tx * 1.0, inplace=True).sum().backward()
+    np.testing.assert_allclose(x.grad.numpy(), tx.grad.numpy())
+    leaf = tk.ones(2, requires_grad=True)
+    with pytest.raises(RuntimeError, match="leaf Variable that requires grad"):
+        F.relu(leaf, inplace=True)
+
+
+def test_gelu_rejects_unknown_approximation():
+    with pytest.raises(RuntimeError, match="approximate argument must be either none or tanh"):
+        F.gelu(tk.ones(1), approximate="erf")
+
+
+# -------------------------------------------------------------------------------- linear
+def test_linear_and_bilinear():
+    torch_f = pytest.importorskip("torch.nn.functional")
+    x, w, b = RNG.standard_normal((2, 5, 3)), RNG.standard_normal((4, 3)), RNG.standard_normal(4)
+    check_torch(F.linear, torch_f.linear, x, w, b)
+    check_torch(F.linear, torch_f.linear, RNG.standard_normal(3), w)
+    check_grads(F.linear, RNG.standard_normal((2, 3)), w, b)
+    x1, x2 = RNG.standard_normal((2, 3)), RNG.standard_normal((2, 2))
+    wb, bb = RNG.standard_normal((4, 3, 2)), RNG.standard_normal(4)
+    check_torch(F.bilinear, torch_f.bilinear, x1, x2, wb, bb)
+    check_grads(F.bilinear, x1, x2, wb, bb)
+
+
+def test_linear_shape_error_names_both_shapes():
+    with pytest.raises(
+        RuntimeError, match=r"mat1 and mat2 shapes cannot be multiplied \(14x3 and 4x5\)"
+    ):
+        F.linear(tk.ones(2, 7, 3), tk.ones(5, 4))
+    with pytest.raises(
+        RuntimeError, match=r"size mismatch, got input \(2\), mat \(2x3\), vec \(4\)"
+    ):
+        F.linear(tk.ones(2, 3), tk.ones(4))
+    with pytest.raises(RuntimeError, match="need to be at least 1D, but they are 0D and 2D"):
+        F.linear(tk.tensor(1.0), tk.ones(4, 3))
+    with pytest.raises(RuntimeError, match="input1 size does not match weight size: got 3"):
+        F.bilinear(tk.ones(2, 3), tk.ones(2, 2), tk.ones(4, 5, 2))
+
+
+# ------------------------------------------------------------------------- normalization
+def test_batch_norm_training_updates_running_stats_like_torch():
+    torch = pytest.importorskip("torch")
+    x = RNG.standard_normal((4, 3, 2))
+    w, b = RNG.standard_normal(3), RNG.standard_normal(3)
+    rm, rv = tk.zeros(3, dtype=tk.float64), tk.ones(3, dtype=tk.float64)
+    trm, trv = torch.zeros(3, dtype=torch.float64), torch.ones(3, dtype=torch.float64)
+    check_torch(
+        lambda t, w_, b_: F.batch_norm(t, rm, rv, w_, b_, training=True, momentum=0.3),
+        lambda t, w_, b_: torch.nn.functional.batch_norm(t, trm, trv, w_, b_, True, 0.3),
+        x,
+        w,
+        b,
+    )
+    np.testing.assert_allclose(rm.numpy(), trm.numpy())
+    np.testing.assert_allclose(rv.numpy(), trv.numpy())
+    check_torch(
+        lambda t: F.batch_norm(t, rm, rv, training=False),
+        lambda t: torch.nn.functional.batch_norm(t, trm, trv, training=False),
+        x,
+    )
+    check_grads(lambda t, w_, b_: F.batch_norm(t, None, None, w_, b_, True), x, w, b)
+
+
+def test_batch_norm_errors():
+    with pytest.raises(ValueError, match="Expected more than 1 value per channel when training"):
+        F.batch_norm(tk.ones(1, 5), tk.zeros(5), tk.ones(5), training=True)
+    with pytest.raises(RuntimeError, match="running_mean should contain 5 elements not 4"):
+        F.batch_norm(tk.ones(2, 5), tk.zeros(4), tk.ones(4), training=True)
+
+
+@pytest.mark.parametrize("affine", [False, True])
+def test_layer_group_instance_rms_norm(affine):
+    torch = pytest.importorskip("torch")
+    tf = torch.nn.functional
+    x = RNG.standard_normal((2, 4, 3))
+    shape_w = RNG.standard_normal((4, 3)) if affine else None
+    shape_b = RNG.standard_normal((4, 3)) if affine else None
+    channel_w = RNG.standard_normal(4) if affine else None
+    channel_b = RNG.standard_normal(4) if affine else None
+
+    check_torch(
+        lambda t, *p: F.layer_norm(t, (4, 3), *p),
+        lambda t, *p: tf.layer_norm(t, (4, 3), *p),
+        *[a for a in (x, shape_w, shape_b) if a is not None],
+    )
+    check_torch(
+        lambda t, *p: F.group_norm(t, 2, *p),
+        lambda t, *p: tf.group_norm(t, 2, *p),
+        *[a for a in (x, channel_w, channel_b) if a is not None],
+    )
+    check_torch(
+        lambda t, *p: F.instance_norm(t, None, None, *p),
+        lambda t, *p: tf.instance_norm(t, None, None, *p),
+        *[a for a in (x, channel_w, channel_b) if a is not None],
+    )
+    check_torch(
+        lambda t, *p: F.rms_norm(t, [3], *p),
+        lambda t, *p: tf.rms_norm(t, [3], *p),
+        *[a for a in (x, RNG.standard_normal(3) if affine else None) if a is not None],
+    )
+
+
+def test_norm_gradgradchecks():
+    x = RNG.standard_normal((2, 4, 3))
+    w, b = RNG.standard_normal(4), RNG.standard_normal(4)
+    check_grads(lambda t: F.layer_norm(t, [3]), x)
+    check_grads(lambda t, w_, b_: F.group_norm(t, 2, w_, b_), x, w, b)
+    check_grads(lambda t, w_, b_: F.instance_norm(t, weight=w_, bias=b_), x, w, b)
+    check_grads(lambda t: F.rms_norm(t, [3], eps=1e-6), x)
+    check_grads(lambda t: F.normalize(t, dim=1), x)
+
+
+def test_instance_norm_running_stats_and_errors():
+    torch = pytest.importorskip("torch")
+    x = RNG.standard_normal((3, 2, 5))
+    rm, rv = tk.zeros(2, dtype=tk.float64), tk.ones(2, dtype=tk.float64)
+    trm, trv = torch.zeros(2, dtype=torch.float64), torch.ones(2, dtype=torch.float64)
+    F.instance_norm(tk.tensor(x), rm, rv, momentum=0.2)
+    torch.nn.functional.instance_norm(torch.tensor(x), trm, trv, momentum=0.2)
+    np.testing.assert_allclose(rm.numpy(), trm.numpy())
+    np.testing.assert_allclose(rv.numpy(), trv.numpy())
+    with pytest.raises(ValueError, match="Expected more than 1 spatial element when training"):
+        F.instance_norm(tk.ones(2, 3, 1))
+    with pytest.raises(RuntimeError, match=r"Given normalized_shape=\[4\], expected input"):
+        F.layer_norm(tk.ones(2, 3), [4])
+    with pytest.raises(RuntimeError, match="divisible by num_groups, but got input of shape"):
+        F.group_norm(tk.ones(2, 5, 3), 2)
+
+
+def test_normalize_matches_torch():
+    torch_f = pytest.importorskip("torch.nn.functional")
+    x = RNG.standard_normal((3, 4))
+    x[1] = 0.0
+    check_torch(F.normalize, torch_f.normalize, x)
+    check_torch(
+        lambda t: F.normalize(t, p=1.0, dim=0), lambda t: torch_f.normalize(t, p=1.0, dim=0), x
+    )
+
+
+# ---------------------------------------------------------------------- dropout
+def test_dropout_statistics_scaling_and_modes():
+    tk.manual_seed(0)
+    x = tk.ones(200, 50)
+    out = F.dropout(x, 0.3)
+    kept = out.numpy() != 0
+    assert abs(kept.mean() - 0.7) < 0.02
+    np.testing.assert_allclose(out.numpy()[kept], 1 / 0.7, rtol=1e-6)
+    assert F.dropout(x, 0.3, training=False) is x
+    assert not F.dropout(x, 1.0).any()
+    tk.manual_seed(1)
+    first = F.dropout(x, 0.5)
+    tk.manual_seed(1)
+    np.testing.assert_array_equal(first.numpy(), F.dropout(x, 0.5).numpy())
+    with pytest.raises(ValueError, match="dropout probability has to be between 0 and 1, but got"):
+        F.dropout(x, 1.5)
+
+
+def test_dropout_gradient_uses_the_same_mask():
+    x = tk.randn(20, 30, requires_grad=True)
+    out = F.dropout(x, 0.4)
+    out.sum().backward()
+    np.testing.assert_allclose(x.grad.numpy(), (out.detach() / x.detach()).numpy(), rtol=1e-5)
+
+
+def test_channel_dropout_zeroes_whole_channels():
+    tk.manual_seed(3)
+    out = F.dropout2d(tk.ones(8, 16, 3, 3), 0.5).numpy()
+    per_channel = out.reshape(8, 16, -1)
+    assert np.all((per_channel == 0).all(-1) | (per_channel == 2.0).all(-1))
+    out1 = F.dropout1d(tk.ones(4, 6, 5), 0.5).numpy()
+    assert np.all((out1 == 0).all(-1) | (out1 == 2.0).all(-1))
+    assert F.dropout3d(tk.ones(2, 3, 2, 2, 2), 0.5).shape == (2, 3, 2, 2, 2)
+    with pytest.warns(UserWarning, match="Received a 3D input to dropout2d"):
+        F.dropout2d(tk.ones(2, 3, 4))
+    with pytest.raises(RuntimeError, match="dropout1d: Expected 2D or 3D input"):
+        F.dropout1d(tk.ones(2))
+
+
+# ----------------------------------------------------------------- embedding, one_hot
+def test_embedding_padding_idx_and_scale_grad_by_freq_match_torch():
+    torch_f = pytest.importorskip("torch.nn.functional")
+    idx = np.array([[0, 2, 1], [2, 2, 3]])
+    weight = RNG.standard_normal((4, 3))
+    check_torch(
+        lambda i, w: F.embedding(i, w, padding_idx=2),
+        lambda i, w: torch_f.embedding(i, w, padding_idx=2),
+        idx,
+        weight,
+    )
+    check_torch(
+        lambda i, w: F.embedding(i, w, scale_grad_by_freq=True),
+        lambda i, w: torch_f.embedding(i, w, scale_grad_by_freq=True),
+        idx,
+        weight,
+    )
+    check_grads(lambda w: F.embedding(tk.tensor(idx), w), weight)
+
+
+def test_embedding_max_norm_renormalizes_looked_up_rows():
+    torch = pytest.importorskip("torch")
+    weight = RNG.standard_normal((5, 3)) * 3
+    mine, theirs = tk.tensor(weight), torch.tensor(weight)
+    idx = np.array([0, 3, 3])
+    out = F.embedding(tk.tensor(idx), mine, max_norm=1.0)
+    expected = torch.nn.functional.embedding(torch.tensor(idx), theirs, max_norm=1.0)
+    np.testing.assert_allclose(out.numpy(), expected.numpy(), rtol=1e-6)
+    np.testing.assert_allclose(mine.numpy(), theirs.numpy(), rtol=1e-6)
+
+
+def test_embedding_errors():
+    with pytest.raises(RuntimeError, match="'indices' to have one of the following scalar types"):
+        F.embedding(tk.tensor([0.0, 1.0]), tk.ones(3, 2))
+    with pytest.raises(IndexError, match="index out of range in self"):
+        F.embedding(tk.tensor([0, 3]), tk.ones(3, 2))
+
+
+def test_one_hot():
+    torch_f = pytest.importorskip("torch.nn.functional")
+    import torch
+
+    labels = np.array([[0, 2], [1, 3]])
+    expected = torch_f.one_hot(torch.tensor(labels)).numpy()
+    got = F.one_hot(tk.tensor(labels))
+    assert got.dtype == tk.int64
+    np.testing.assert_array_equal(got.numpy(), expected)
+    assert F.one_hot(tk.tensor([1]), 5).shape == (1, 5)
+    with pytest.raises(RuntimeError, match="one_hot is only applicable to index tensor"):
+        F.one_hot(tk.tensor([0.0]))
+    with pytest.raises(RuntimeError, match="Class values must be smaller than num_classes"):
+        F.one_hot(tk.tensor([3]), 2)
+
+
+# ------------------------------------------------------------------------- attention
+@pytest.mark.parametrize("mask", ["none", "bool", "float", "causal"])
+def test_scaled_dot_product_attention_matches_torch(mask):
+    torch = pytest.importorskip("torch")
+    q = RNG.standard_normal((2, 3, 4, 5))
+    k = RNG.standard_normal((2, 3, 6, 5))
+    v = RNG.standard_normal((2, 3, 6, 2))
+    bool_mask = RNG.random((4, 6)) > 0.3
+    bool_mask[:, 0] = True
+    float_mask = RNG.standard_normal((4, 6))
+
+    def call(fn, lib):
+        def run(q_, k_, v_):
+            if mask == "bool":
+                return fn(q_, k_, v_, attn_mask=lib.tensor(bool_mask))
+            if mask == "float":
+                return fn(q_, k_, v_, attn_mask=lib.tensor(float_mask), scale=0.3)
+            return fn(q_, k_, v_, is_causal=mask == "causal")
+
+        return run
+
+    check_torch(
+        call(F.scaled_dot_product_attention, tk),
+        call(torch.nn.functional.scaled_dot_product_attention, torch),
+        q,
+        k,
+        v,
+    )
+
+
+def test_attention_grouped_query_heads_and_gradgradcheck():
+    torch = pytest.importorskip("torch")
+    q = RNG.standard_normal((1, 4, 3, 2))
+    k = RNG.standard_normal((1, 2, 3, 2))
+    v = RNG.standard_normal((1, 2, 3, 2))
+    check_torch(
+        lambda *t: F.scaled_dot_product_attention(*t, enable_gqa=True),
+        lambda *t: torch.nn.functional.scaled_dot_product_attention(*t, enable_gqa=True),
+        q,
+        k,
+        v,
+    )
+    check_grads(
+        lambda *t: F.scaled_dot_product_attention(*t, is_causal=True),
+        q[:, :2],
+        k,
+        v,
+    )
+    with pytest.raises(RuntimeError, match="Explicit attn_mask should not be set"):
+        F.scaled_dot_product_attention(
+            tk.tensor(q), tk.tensor(q), tk.tensor(q), attn_mask=tk.ones(3, 3), is_causal=True
+        )
+
+
+def test_attention_dropout_is_random_but_seeded():
+    q = tk.randn(1, 4, 3)
+    tk.manual_seed(5)
+    first = F.scaled_dot_product_attention(q, q, q, dropout_p=0.5)
+    tk.manual_seed(5)
+    second = F.scaled_dot_product_attention(q, q, q, dropout_p=0.5)
+    np.testing.assert_array_equal(first.numpy(), second.numpy())

@@ -1,0 +1,527 @@
+"""Module API: registration, traversal order and names, state dicts, hooks, modes, dtype
+moves, printing, and the module paths a Tape records."""
+
+from __future__ import annotations
+
+import copy
+import pickle
+from collections import OrderedDict
+
+import numpy as np
+import pytest
+
+import tensorkit as tk
+import tensorkit.nn as nn
+
+
+class Net(nn.Module):
+    def __init__(self) -> None:
+        super().__init__()
+        self.features = nn.Sequential(nn.Linear(4, 3), nn.ReLU())
+        self.fc = nn.Linear(3, 2)
+        self.scale = nn.Parameter(tk.ones(1))
+        self.register_buffer("steps", tk.zeros(1))
+        self.register_buffer("scratch", tk.zeros(2), persistent=False)
+
+    def forward(self, x: tk.Tensor) -> tk.Tensor:
+        return self.fc(self.features(x)) * self.scale
+
+
+# ------------------------------------------------------------------------ registration
+def test_attributes_register_in_order_with_dotted_names():
+    net = Net()
+    assert [n for n, _ in net.named_parameters()] == [
+        "scale",
+        "features.0.weight",
+        "features.0.bias",
+        "fc.weight",
+        "fc.bias",
+    ]
+    assert [n for n, _ in net.named_buffers()] == ["steps", "scratch"]
+    assert [n for n, _ in net.named_modules()] == ["", "features", "features.0", "features.1", "fc"]
+    assert [n for n, _ in net.named_children()] == ["features", "fc"]
+    assert next(net.named_parameters(prefix="model"))[0] == "model.scale"
+    assert [n for n, _ in net.named_parameters(recurse=False)] == ["scale"]
+    assert all(isinstance(p, nn.Parameter) for p in net.parameters())
+    assert len(list(net.modules())) == 5 and list(net.children())[1] is net.fc
+
+
+def test_shared_parameters_and_modules_are_listed_once_unless_asked():
+    shared = nn.Linear(2, 2)
+    model = nn.Sequential(shared, shared)
+    assert [n for n, _ in model.named_parameters()] == ["0.weight", "0.bias"]
+    names = [n for n, _ in model.named_parameters(remove_duplicate=False)]
+    assert names == ["0.weight", "0.bias", "1.weight", "1.bias"]
+    assert [n for n, _ in model.named_modules()] == ["", "0"]
+    assert len(list(model.named_modules(remove_duplicate=False))) == 3
+
+
+def test_none_placeholders_are_registered_but_skipped():
+    layer = nn.Linear(2, 3, bias=False)
+    assert layer.bias is None and "bias" in layer._parameters
+    assert [n for n, _ in layer.named_parameters()] == ["weight"]
+    assert list(layer.state_dict()) == ["weight"]
+
+
+def test_reassigning_and_deleting_registered_names():
+    net = Net()
+    net.fc = None
+    assert net.fc is None and [n for n, _ in net.named_children()] == ["features"]
+    net.scale = None
+    assert "scale" not in dict(net.named_parameters())
+    net.steps = tk.ones(1)  # a plain tensor assigned to a buffer name stays a buffer
+    assert dict(net.named_buffers())["steps"].item() == 1.0
+    net.extra = nn.Buffer(tk.zeros(3), persistent=False)
+    assert "extra" in dict(net.named_buffers()) and "extra" not in net.state_dict()
+    del net.features
+    assert not hasattr(net, "features")
+    net.plain = 3
+    assert net.plain == 3 and "plain" not in net._parameters
+
+
+def test_registration_errors():
+    net = Net()
+    with pytest.raises(TypeError, match=r"cannot assign 'tensorkit.Tensor' as parameter 'scale'"):
+        net.scale = tk.ones(1)
+    with pytest.raises(TypeError, match="as child module 'fc'"):
+        net.fc = 3
+    with pytest.raises(KeyError, match=r'contain "\."'):
+        net.register_parameter("a.b", nn.Parameter(tk.ones(1)))
+    with pytest.raises(KeyError, match="be empty string"):
+        net.register_buffer("", tk.ones(1))
+    with pytest.raises(KeyError, match="attribute 'forward' already exists"):
+        net.register_buffer("forward", tk.ones(1))
+    with pytest.raises(TypeError, match="cannot assign 'int' object to buffer 'b'"):
+        net.register_buffer("b", 3)
+    with pytest.raises(TypeError, match="is not a Module subclass"):
+        net.add_module("x", 3)
+    produced = nn.Parameter(tk.ones(1), requires_grad=False)
+    produced.mul_(tk.ones(1, requires_grad=True))
+    with pytest.raises(ValueError, match="Cannot assign non-leaf Tensor to parameter 'w'"):
+        net.register_parameter("w", produced)
+    with pytest.raises(AttributeError, match="'Net' object has no attribute 'missing'"):
+        _ = net.missing
+
+    class Early(nn.Module):
+        def __init__(self) -> None:
+            self.w = nn.Parameter(tk.ones(1))
+
+    with pytest.raises(AttributeError, match=r"before Module.__init__\(\) call"):
+        Early()
+
+
+def test_register_parameter_type_error_and_non_leaf():
+    module = nn.Module()
+    with pytest.raises(TypeError, match=r"cannot assign 'tensorkit\.Tensor' object to parameter"):
+        module.register_parameter("w", tk.ones(1))  # type: ignore[arg-type]
+
+
+def test_get_submodule_and_forward_missing():
+    net = Net()
+    assert net.get_submodule("features.0") is net.features[0]
+    with pytest.raises(AttributeError, match="has no attribute `nope`"):
+        net.get_submodule("features.nope")
+    with pytest.raises(NotImplementedError, match=r"Module \[Module\] is missing the required"):
+        nn.Module()(tk.ones(1))
+
+
+def test_parameter_is_a_tensor_that_shares_storage():
+    data = tk.zeros(3)
+    param = nn.Parameter(data)
+    assert param.requires_grad and param.is_leaf and isinstance(param, tk.Tensor)
+    with tk.no_grad():
+        param.add_(1.0)
+    assert data.tolist() == [1.0, 1.0, 1.0]
+    assert repr(nn.Parameter(tk.tensor([1.0, 2.0]))) == (
+        "Parameter containing:\ntensor([1., 2.], requires_grad=True)"
+    )
+    frozen = nn.Parameter(tk.ones(1), requires_grad=False)
+    assert not frozen.requires_grad
+    assert isinstance(copy.deepcopy(param), nn.Parameter)
+    restored = pickle.loads(pickle.dumps(param))
+    assert isinstance(restored, nn.Parameter) and restored.tolist() == [1.0, 1.0, 1.0]
+    assert nn.Parameter().shape == (0,)
+
+
+# -------------------------------------------------------------------------- state dict
+def test_state_dict_round_trip_keeps_parameter_objects():
+    source, target = Net(), Net()
+    state = source.state_dict()
+    assert list(state) == [
+        "scale",
+        "steps",
+        "features.0.weight",
+        "features.0.bias",
+        "fc.weight",
+        "fc.bias",
+    ]
+    assert not state["fc.weight"].requires_grad
+    assert source.state_dict(keep_vars=True)["fc.weight"] is source.fc.weight
+    weight = target.fc.weight
+    result = target.load_state_dict(state)
+    assert result.missing_keys == [] and result.unexpected_keys == []
+    assert repr(result) == "<All keys matched successfully>"
+    assert target.fc.weight is weight
+    np.testing.assert_array_equal(target.fc.weight.detach().numpy(), state["fc.weight"].numpy())
+    x = tk.randn(2, 4)
+    np.testing.assert_array_equal(source(x).detach().numpy(), target(x).detach().numpy())
+
+
+def test_strict_load_reports_every_problem_at_once():
+    net = Net()
+    state = net.state_dict()
+    del state["fc.bias"]
+    del state["steps"]
+    state["fc.extra"] = tk.zeros(1)
+    state["features.0.weight"] = tk.zeros(5, 4)
+    with pytest.raises(RuntimeError) as info:
+        net.load_state_dict(state)
+    assert str(info.value) == (
+        "Error(s) in loading state_dict for Net:\n"
+        '\tMissing key(s) in state_dict: "steps", "fc.bias". \n'
+        '\tUnexpected key(s) in state_dict: "fc.extra". \n'
+        "\tsize mismatch for features.0.weight: copying a param with shape "
+        "tensorkit.Size([5, 4]) from checkpoint, the shape in current model is "
+        "tensorkit.Size([3, 4])."
+    )
+
+
+def test_non_strict_load_returns_the_keys_but_size_mismatch_still_raises():
+    net = Net()
+    state = net.state_dict()
+    del state["fc.bias"]
+    state["other"] = tk.zeros(1)
+    result = net.load_state_dict(state, strict=False)
+    assert result.missing_keys == ["fc.bias"] and result.unexpected_keys == ["other"]
+    assert result == (["fc.bias"], ["other"])
+    state["fc.weight"] = tk.zeros(1)
+    with pytest.raises(RuntimeError, match=r"size mismatch for fc\.weight"):
+        net.load_state_dict(state, strict=False)
+    with pytest.raises(TypeError, match="Expected state_dict to be dict-like"):
+        net.load_state_dict([1, 2])  # type: ignore[arg-type]
+
+
+def test_load_with_assign_adopts_the_given_tensors():
+    net = nn.Linear(2, 2)
+    weight = tk.ones(2, 2)
+    net.load_state_dict({"weight": weight, "bias": tk.zeros(2)}, assign=True)
+    assert isinstance(net.weight, nn.Parameter) and net.weight.requires_grad
+    with tk.no_grad():
+        weight.add_(1.0)
+    assert net.weight.tolist() == [[2.0, 2.0], [2.0, 2.0]]
+
+
+def test_load_state_dict_matches_torch_checkpoint_keys():
+    torch = pytest.importorskip("torch")
+    theirs = torch.nn.Sequential(torch.nn.Linear(3, 2), torch.nn.BatchNorm1d(2))
+    mine = nn.Sequential(nn.Linear(3, 2), nn.BatchNorm1d(2))
+    state = {k: tk.tensor(v.numpy()) for k, v in theirs.state_dict().items()}
+    assert list(state) == list(mine.state_dict())
+    mine.load_state_dict(state)
+    assert mine[1].num_batches_tracked.dtype == tk.int64
+
+
+# ---------------------------------------------------------------------------------- hooks
+def test_forward_hooks_replace_args_and_outputs_and_can_be_removed():
+    layer = nn.Identity()
+    calls = []
+    pre = layer.register_forward_pre_hook(lambda m, args: (args[0] * 2,))
+    post = layer.register_forward_hook(lambda m, args, out: out + 1)
+    layer.register_forward_hook(lambda m, args, out: calls.append(out.item()))
+    assert layer(tk.tensor(1.0)).item() == 3.0
+    assert calls == [3.0]
+    pre.remove()
+    post.remove()
+    assert layer(tk.tensor(1.0)).item() == 1.0
+
+
+def test_hooks_with_kwargs_prepend_and_always_call():
+    class Scale(nn.Module):
+        def forward(self, x: tk.Tensor, factor: float = 1.0) -> tk.Tensor:
+            if factor < 0:
+                raise ValueError("negative factor")
+            return x * factor
+
+    module = Scale()
+    order = []
+    module.register_forward_pre_hook(
+        lambda m, args, kwargs: (args, {"factor": kwargs["factor"] * 10}), with_kwargs=True
+    )
+    module.register_forward_hook(lambda m, a, k, out: order.append(("kw", k)), with_kwargs=True)
+    module.register_forward_hook(lambda m, a, out: order.append("first"), prepend=True)
+    assert module(tk.tensor(1.0), factor=2.0).item() == 20.0
+    assert order == ["first", ("kw", {"factor": 20.0})]
+
+    seen = []
+    module.register_forward_hook(lambda m, a, out: seen.append(out), always_call=True)
+    with pytest.raises(ValueError, match="negative factor"):
+        module(tk.tensor(1.0), factor=-1.0)
+    assert seen == [None]
+
+    bad = Scale()
+    bad.register_forward_pre_hook(lambda m, a, k: 3, with_kwargs=True)
+    with pytest.raises(RuntimeError, match="forward pre-hook must return None or a tuple"):
+        bad(tk.tensor(1.0))
+
+
+# ------------------------------------------------------------------ modes, dtype, grads
+def test_train_eval_apply_and_requires_grad():
+    model = nn.Sequential(nn.Linear(2, 2), nn.Dropout(0.5))
+    assert model.training and model[1].training
+    assert model.eval() is model
+    assert not model.training and not model[1].training
+    x = tk.ones(3, 2)
+    np.testing.assert_array_equal(model[1](x).numpy(), x.numpy())
+    model.train()
+    assert model[1].training
+    with pytest.raises(ValueError, match="training mode is expected to be boolean"):
+        model.train(1)  # type: ignore[arg-type]
+    visited = []
+    model.apply(lambda m: visited.append(type(m).__name__))
+    assert visited == ["Linear", "Dropout", "Sequential"]
+    model.requires_grad_(False)
+    assert not any(p.requires_grad for p in model.parameters())
+
+
+def test_to_casts_floating_tensors_in_place_of_the_same_parameters():
+    model = nn.Sequential(nn.Linear(2, 3), nn.BatchNorm1d(3))
+    weight = model[0].weight
+    model(tk.randn(4, 2)).sum().backward()
+    assert model.to(tk.float64) is model
+    assert model[0].weight is weight and weight.dtype == tk.float64
+    assert weight.grad.dtype == tk.float64
+    assert model[1].running_mean.dtype == tk.float64
+    assert model[1].num_batches_tracked.dtype == tk.int64
+    assert model(tk.randn(4, 2, dtype=tk.float64)).dtype == tk.float64
+    model.float()
+    assert weight.dtype == tk.float32
+    model.half()
+    assert weight.dtype == tk.float16
+    model.double()
+    assert weight.dtype == tk.float64
+    model.to("cpu", dtype=tk.float32)
+    assert weight.dtype == tk.float32 and weight.device == tk.device("cpu")
+    model.to(tk.zeros(1, dtype=tk.float64))
+    assert weight.dtype == tk.float64
+    assert model.cpu() is model
+    with pytest.raises(TypeError, match="only accepts floating point or complex dtypes"):
+        model.to(tk.int32)
+
+
+def test_zero_grad_to_none_or_zeros():
+    layer = nn.Linear(2, 2)
+    layer(tk.ones(1, 2)).sum().backward()
+    layer.zero_grad(set_to_none=False)
+    assert layer.weight.grad is not None and not layer.weight.grad.any()
+    layer.zero_grad()
+    assert layer.weight.grad is None and layer.bias.grad is None
+
+
+def test_deepcopy_and_pickle_of_a_module():
+    net = Net()
+    clone = copy.deepcopy(net)
+    assert clone.fc.weight is not net.fc.weight and isinstance(clone.fc.weight, nn.Parameter)
+    x = tk.randn(2, 4)
+    np.testing.assert_array_equal(clone(x).detach().numpy(), net(x).detach().numpy())
+    restored = pickle.loads(pickle.dumps(net))
+    np.testing.assert_array_equal(restored(x).detach().numpy(), net(x).detach().numpy())
+
+
+# ------------------------------------------------------------------------------ printing
+def test_repr_matches_torch_for_a_small_model():
+    torch = pytest.importorskip("torch")
+
+    def build(lib):
+        model = lib.Sequential(
+            OrderedDict(
+                features=lib.Sequential(lib.Linear(4, 8), lib.ReLU(inplace=True)),
+                norm=lib.BatchNorm1d(8, momentum=None),
+                drop=lib.Dropout(0.25),
+                blocks=lib.ModuleList([lib.Linear(8, 8) for _ in range(3)] + [lib.GELU()]),
+                heads=lib.ModuleDict({"a": lib.Linear(8, 2, bias=False), "b": lib.Identity()}),
+                emb=lib.Embedding(10, 3, padding_idx=0),
+                ln=lib.LayerNorm((4, 3), elementwise_affine=False),
+                gn=lib.GroupNorm(2, 4),
+                act=lib.LeakyReLU(0.2),
+                soft=lib.Softmax(dim=-1),
+                flat=lib.Flatten(),
+                unflat=lib.Unflatten(1, (2, 4)),
+                loss=lib.CrossEntropyLoss(label_smoothing=0.1),
+            )
+        )
+        model.add_module("inorm", lib.InstanceNorm2d(3))
+        model.add_module("prelu", lib.PReLU(3))
+        model.add_module("bil", lib.Bilinear(2, 3, 4))
+        model.add_module("sp", lib.Softplus(beta=2.0))
+        model.add_module("ht", lib.Hardtanh(-2.0, 2.0))
+        model.add_module("r6", lib.ReLU6())
+        model.add_module("elu", lib.ELU(alpha=0.5, inplace=True))
+        model.add_module("th", lib.Threshold(0.1, 20.0))
+        model.add_module("gt", lib.GELU(approximate="tanh"))
+        model.add_module("silu", lib.SiLU())
+        model.add_module("hs", lib.Hardshrink())
+        model.add_module("rms", lib.RMSNorm(4))
+        model.add_module("d2", lib.Dropout2d())
+        return model
+
+    assert repr(build(nn)) == repr(build(torch.nn))
+
+
+def test_parameter_containers_repr_and_names():
+    plist = nn.ParameterList([tk.zeros(2, 3), nn.Parameter(tk.ones(4))])
+    assert [n for n, _ in plist.named_parameters()] == ["0", "1"]
+    assert repr(plist) == (
+        "ParameterList(\n"
+        "    (0): Parameter containing: [tensorkit.float32 of size 2x3]\n"
+        "    (1): Parameter containing: [tensorkit.float32 of size 4]\n"
+        ")"
+    )
+    pdict = nn.ParameterDict({"b": tk.zeros(1), "a": tk.ones(2)})
+    assert list(pdict) == ["b", "a"] and isinstance(pdict["a"], nn.Parameter)
+    assert [n for n, _ in pdict.named_parameters()] == ["b", "a"]
+    assert "(a): Parameter containing: [tensorkit.float32 of size 2]" in repr(pdict)
+    del pdict["b"]
+    assert list(pdict.keys()) == ["a"] and len(pdict) == 1 and "a" in pdict
+    plist.append(tk.zeros(1))
+    plist.extend([tk.zeros(1)])
+    assert len(plist) == 4 and len(plist[1:3]) == 2 and plist[-1].shape == (1,)
+    with pytest.raises(TypeError, match=r"ParameterList\.extend should be called with an iterable"):
+        plist.extend(3)  # type: ignore[arg-type]
+
+
+# -------------------------------------------------------------------------- containers
+def test_sequential_indexing_slicing_and_editing():
+    a, b, c = nn.Linear(1, 1), nn.ReLU(), nn.Tanh()
+    seq = nn.Sequential(a, b)
+    assert len(seq) == 2 and seq[0] is a and seq[-1] is b
+    assert isinstance(seq[0:1], nn.Sequential) and list(seq[0:1]) == [a]
+    seq.append(c)
+    assert list(seq) == [a, b, c]
+    d = nn.Sigmoid()
+    seq.insert(1, d)
+    assert list(seq) == [a, d, b, c] and list(seq._modules) == ["0", "1", "2", "3"]
+    del seq[0]
+    assert list(seq) == [d, b, c] and list(seq._modules) == ["0", "1", "2"]
+    assert seq.pop(1) is b and list(seq) == [d, c]
+    seq.extend([nn.Identity()])
+    assert len(seq) == 3
+    seq[0] = a
+    assert seq[0] is a
+    with pytest.raises(IndexError, match="index 5 is out of range"):
+        seq[5]
+    named = nn.Sequential(OrderedDict(first=a, second=b))
+    assert list(named._modules) == ["first", "second"] and named[1] is b
+    assert named(tk.ones(1, 1)).shape == (1, 1)
+
+
+def test_module_list_and_dict():
+    layers = nn.ModuleList([nn.Linear(1, 1) for _ in range(2)])
+    layers += [nn.ReLU()]
+    layers.insert(0, nn.Tanh())
+    assert [type(m).__name__ for m in layers] == ["Tanh", "Linear", "Linear", "ReLU"]
+    assert isinstance(layers[1:], nn.ModuleList) and len(layers[1:]) == 3
+    del layers[0]
+    assert list(layers._modules) == ["0", "1", "2"]
+    with pytest.raises(NotImplementedError):
+        layers(tk.ones(1))
+    heads = nn.ModuleDict([("x", nn.ReLU()), ("y", nn.Tanh())])
+    heads["z"] = nn.Identity()
+    assert list(heads) == ["x", "y", "z"] and "y" in heads and len(heads) == 3
+    assert isinstance(heads.pop("x"), nn.ReLU) and list(heads.keys()) == ["y", "z"]
+    with pytest.raises(ValueError, match="has length 1; 2 is required"):
+        heads.update([("w",)])
+    with pytest.raises(TypeError, match="should be called with an iterable"):
+        heads.update(3)  # type: ignore[arg-type]
+
+
+# ------------------------------------------------------------------------ tape paths
+class TapeNet(nn.Module):
+    def __init__(self) -> None:
+        super().__init__()
+        self.features = nn.Sequential(nn.Linear(3, 4), nn.ReLU())
+        self.fc1 = nn.Linear(4, 2)
+
+    def forward(self, x: tk.Tensor) -> tk.Tensor:
+        return self.fc1(self.features(x))
+
+
+def test_tape_records_module_paths():
+    net = TapeNet()
+    with tk.autograd.Tape() as tape:
+        out = net(tk.randn(2, 3)).sum()
+    paths = [(entry.name, entry.module_path) for entry in tape.entries]
+    assert ("relu", "TapeNet.features.1") in paths
+    assert {p for _, p in paths if p.startswith("TapeNet.features.0")} == {"TapeNet.features.0"}
+    assert any(p == "TapeNet.fc1" for _, p in paths)
+    assert paths[-1] == ("sum", "")
+    assert out.grad_fn is not None
+    with tk.autograd.Tape() as tape:
+        net.fc1(tk.randn(1, 4))
+    assert {entry.module_path for entry in tape.entries} == {"fc1"}
+
+
+def test_full_backward_hooks_see_and_replace_gradients_like_torch():
+    torch = pytest.importorskip("torch")
+    mine, theirs = nn.Linear(3, 2), torch.nn.Linear(3, 2)
+    theirs.load_state_dict({k: torch.tensor(v.numpy()) for k, v in mine.state_dict().items()})
+    seen = {"mine": [], "theirs": []}
+
+    def recorder(key):
+        def hook(module, grad_input, grad_output):
+            seen[key].append((grad_input[0].detach().numpy().copy(), grad_output[0].numpy().copy()))
+            return (grad_input[0] * 2,)
+
+        return hook
+
+    def doubler(module, grad_output):
+        return (grad_output[0] * 3,)
+
+    for module, key in ((mine, "mine"), (theirs, "theirs")):
+        module.register_full_backward_hook(recorder(key))
+        module.register_full_backward_pre_hook(doubler)
+    x = np.random.default_rng(0).standard_normal((4, 3)).astype(np.float32)
+    x_mine, x_theirs = tk.tensor(x, requires_grad=True), torch.tensor(x, requires_grad=True)
+    mine(x_mine).square().sum().backward()
+    theirs(x_theirs).square().sum().backward()
+    for got, expected in zip(seen["mine"][0], seen["theirs"][0], strict=True):
+        np.testing.assert_allclose(got, expected, rtol=1e-5, atol=1e-6)
+    np.testing.assert_allclose(x_mine.grad.numpy(), x_theirs.grad.numpy(), rtol=1e-5, atol=1e-6)
+    np.testing.assert_allclose(
+        mine.weight.grad.numpy(), theirs.weight.grad.numpy(), rtol=1e-5, atol=1e-6
+    )
+
+
+def test_full_backward_hook_without_input_grads_and_removal():
+    layer = nn.Linear(2, 2)
+    calls = []
+    handle = layer.register_full_backward_hook(lambda m, gi, go: calls.append((gi, len(go))))
+    layer(tk.ones(1, 2)).sum().backward()
+    assert calls == [((None,), 1)]
+    handle.remove()
+    layer(tk.ones(1, 2)).sum().backward()
+    assert len(calls) == 1
+
+
+class Stack(nn.Module):
+    def __init__(self) -> None:
+        super().__init__()
+        self.layers = nn.ModuleList([nn.Linear(2, 2) for _ in range(3)])
+        self.heads = nn.ModuleDict({"out": nn.Linear(2, 1)})
+
+    def forward(self, x: tk.Tensor) -> tk.Tensor:
+        for layer in self.layers[1:]:  # a temporary ModuleList must not rename them
+            x = layer(x)
+        return self.heads["out"](x)
+
+
+def test_tape_paths_of_container_members_called_by_the_parent():
+    model = Stack()
+    for _ in range(2):  # the second run uses the cached paths
+        with tk.autograd.Tape() as tape:
+            model(tk.randn(1, 2))
+        paths = {entry.module_path for entry in tape.entries if entry.module_path}
+        assert paths == {"Stack.layers.1", "Stack.layers.2", "Stack.heads.out"}
+    wrapped = nn.Sequential(*model.layers)
+    with tk.autograd.Tape() as tape:
+        wrapped(tk.randn(1, 2))
+    assert {e.module_path for e in tape.entries} == {"Sequential.0", "Sequential.1", "Sequential.2"}
