@@ -276,7 +276,7 @@ def normal(
         raise TypeError("normal() with number mean and std needs a size")
     return _sample(
         (tuple(size),),
-        lambda rng, s: rng.normal(mean, std, s),
+        lambda rng, s: rng.standard_normal(s) * std + mean,
         dtype,
         device,
         generator,
@@ -357,6 +357,12 @@ def multinomial(
     return wrap(input.device.xp.asarray(result, dtype=np.int64), input.device)
 
 
+def _exponential(tensor: Tensor, rng: Any, lambd: float) -> Any:
+    """Exponential samples by inversion (-log(1 - U) / lambda), on the tensor's device."""
+    uniform = rng.random(tensor.shape)
+    return (tensor.device.xp.log1p(-uniform) * (-1.0 / lambd)).astype(tensor._data.dtype)
+
+
 def _random_upper_bound(np_dtype: Any) -> int:
     """PyTorch's default upper bound for ``random_()``: every integer the dtype represents
     exactly (2**24 for float32, 2**53 for float64, the maximum for integer dtypes)."""
@@ -376,7 +382,7 @@ def install_methods() -> None:
     ) -> Tensor:
         rng = generator_for(self.device, generator)
         return copy_(
-            self, wrap(rng.uniform(a, b, self.shape).astype(self._data.dtype), self.device)
+            self, wrap((rng.random(self.shape) * (b - a) + a).astype(self._data.dtype), self.device)
         )
 
     def normal_(
@@ -384,7 +390,10 @@ def install_methods() -> None:
     ) -> Tensor:
         rng = generator_for(self.device, generator)
         return copy_(
-            self, wrap(rng.normal(mean, std, self.shape).astype(self._data.dtype), self.device)
+            self,
+            wrap(
+                (rng.standard_normal(self.shape) * std + mean).astype(self._data.dtype), self.device
+            ),
         )
 
     def bernoulli_(self: Tensor, p: float = 0.5, *, generator: Generator | None = None) -> Tensor:
@@ -397,7 +406,7 @@ def install_methods() -> None:
         rng = generator_for(self.device, generator)
         return copy_(
             self,
-            wrap(rng.exponential(1.0 / lambd, self.shape).astype(self._data.dtype), self.device),
+            wrap(_exponential(self, rng, lambd), self.device),
         )
 
     def random_(

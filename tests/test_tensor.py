@@ -352,3 +352,19 @@ def test_random_fills_the_dtype_range():
     assert floats.max().item() < 2**24 and bool((floats == floats.round()).all())
     assert set(tk.zeros(64, dtype=tk.bool).random_().tolist()) == {True, False}
     assert tk.zeros(100, dtype=tk.int64).random_(3).max().item() <= 2
+
+
+def test_matmul_shape_errors_use_pytorchs_words():
+    with pytest.raises(
+        RuntimeError, match=r"mat1 and mat2 shapes cannot be multiplied \(14x3 and 4x5\)"
+    ):
+        tk.randn(2, 7, 3) @ tk.randn(4, 5)
+    with pytest.raises(RuntimeError, match=r"batch2 tensor to be: \[2, 3\] but got: \[2, 4\]"):
+        tk.randn(7, 3) @ tk.randn(2, 4, 5)
+    with pytest.raises(RuntimeError, match=r"inconsistent tensor size, expected tensor \[3\]"):
+        tk.randn(3) @ tk.randn(4)
+    assert (tk.ones(3) @ tk.ones(3)).item() == 3
+
+
+def test_to_accepts_none_for_the_device():
+    assert tk.randn(2).to(None, tk.float64).dtype is tk.float64

@@ -52,6 +52,8 @@ def _parse_to_args(
     if kwargs:
         raise TypeError(f"to() got unexpected keyword arguments {sorted(kwargs)}")
     for arg in args:
+        if arg is None:
+            continue  # to(None, dtype): no device change
         if isinstance(arg, Tensor):
             target_device, target_dtype = arg.device, arg.dtype
         elif isinstance(arg, dtype):

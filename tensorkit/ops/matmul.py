@@ -7,6 +7,7 @@ from typing import Any
 
 from ..tensor import Tensor
 from ._apply import COMMON, SAVE_INPUTS, OpDef, apply
+from .shape import broadcast_shapes
 
 
 def _matmul_forward(xp: Any, a: Any, b: Any) -> Any:
@@ -49,18 +50,27 @@ def matmul(input: Tensor, other: Tensor) -> Tensor:
             f"both arguments to matmul need to be at least 1D, but they are {input.ndim}D and "
             f"{other.ndim}D"
         )
+    if input.ndim == 1 and other.ndim == 1:
+        return dot(input, other)
     a_squeeze = input.ndim == 1
     b_squeeze = other.ndim == 1
     a = input.unsqueeze(0) if a_squeeze else input
     b = other.unsqueeze(-1) if b_squeeze else other
     if a.shape[-1] != b.shape[-2]:
-        if input.ndim <= 2 and other.ndim <= 2:
-            raise _shape_error(a, b)
+        if other.ndim <= 2:  # PyTorch folds the batch dims of a into rows here
+            rows = 1
+            for n in a.shape[:-1]:
+                rows *= n
+            raise RuntimeError(
+                f"mat1 and mat2 shapes cannot be multiplied ({rows}x{a.shape[-1]} and "
+                f"{'x'.join(map(str, b.shape))})"
+            )
+        batch = broadcast_shapes(tuple(a.shape[:-2]), tuple(b.shape[:-2]))
+        expected = ", ".join(map(str, (*batch, a.shape[-1])))
+        got = ", ".join(map(str, (*batch, b.shape[-2])))
         raise RuntimeError(
-            f"Expected size for first two dimensions of batch2 tensor to be: "
-            f"[{', '.join(map(str, a.shape[:-2]))}, {a.shape[-1]}] but got: "
-            f"[{', '.join(map(str, b.shape[:-1]))}]. (matmul of shapes {list(input.shape)} and "
-            f"{list(other.shape)})"
+            f"Expected size for first two dimensions of batch2 tensor to be: [{expected}] but "
+            f"got: [{got}]. (matmul of shapes {list(input.shape)} and {list(other.shape)})"
         )
     _check_batch_broadcast(a, b)
     out = apply(_MATMUL, a, b)
@@ -131,7 +141,7 @@ def dot(input: Tensor, other: Tensor) -> Tensor:
             f"[{other.shape[0]}] to have the same number of elements, but got "
             f"{input.shape[0]} and {other.shape[0]} elements respectively"
         )
-    return matmul(input, other)
+    return apply(_MATMUL, input.unsqueeze(0), other.unsqueeze(1)).reshape(())
 
 
 inner_product = dot
