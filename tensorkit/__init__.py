@@ -8,7 +8,7 @@ x.grad  # tensor([2., 4., 6.])
 
 import warnings as _warnings
 
-from . import _state, autograd, cuda
+from . import _state, autograd, cuda, serialization
 from ._backend import device
 from ._dtype import (
     bool_ as bool,  # noqa: A004
@@ -114,9 +114,8 @@ from .random import (
     set_rng_state,
 )
 from .random import install_methods as _install_random_methods
-from .tensor import Size, Tensor
-from . import serialization
 from .serialization import load, save
+from .tensor import Size, Tensor
 
 __version__ = "0.1.0"
 

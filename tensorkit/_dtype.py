@@ -156,7 +156,7 @@ def _promote_pair(a: dtype, b: dtype) -> dtype:
         if category(high) == COMPLEX and low is float64:
             return complex128
         return high
-    if ca == COMPLEX or ca == FLOATING:
+    if ca in (COMPLEX, FLOATING):
         return a if a.itemsize >= b.itemsize else b
     if ca == INTEGRAL:
         # NumPy agrees with PyTorch for integers (uint8 + int8 -> int16, uint8 + int64 -> int64).

@@ -77,6 +77,4 @@ def can_cast(from_: dtype, to: dtype) -> bool:
         return False
     if from_.is_floating_point and not (to.is_floating_point or to.is_complex):
         return False
-    if from_.name != "bool" and to.name == "bool":
-        return False
-    return True
+    return not (from_.name != "bool" and to.name == "bool")

@@ -8,10 +8,9 @@ values and the gradients of ``sum(out * w)`` for a fixed random ``w``.
 
 from __future__ import annotations
 
+import os
 from collections.abc import Callable, Sequence
 from typing import Any
-
-import os
 
 import numpy as np
 import pytest

@@ -34,7 +34,7 @@ def _record_small_model():
 
 
 def test_tape_records_ops_in_order_with_metadata():
-    tape, w, x, h, loss = _record_small_model()
+    tape, *_ = _record_small_model()
     assert [e.name for e in tape] == ["matmul", "relu", "sum"]
     matmul = tape[0]
     assert [i.shape for i in matmul.inputs] == [[1, 2], [2, 2]]
@@ -48,7 +48,7 @@ def test_tape_records_ops_in_order_with_metadata():
 
 
 def test_tape_ids_link_producers_and_consumers():
-    tape, w, x, h, loss = _record_small_model()
+    tape, w, _, h, _ = _record_small_model()
     assert tape.tensor_id(h) == tape[0].outputs[0].id == tape[1].inputs[0].id
     assert tape.entry_for(h) is tape[0]
     assert tape.entry_for(w) is None  # made before recording

@@ -10,7 +10,7 @@ import numpy as np
 import pytest
 
 import tensorkit as tk
-from tensorkit._backend import device as Device
+from tensorkit._backend import device as device_class
 
 ALL_DTYPES = [
     tk.bool,
@@ -88,7 +88,7 @@ def test_random_is_reproducible_with_seeds():
     c = tk.rand(3, generator=generator)
     d = tk.rand(3, generator=tk.Generator().manual_seed(5))
     assert tk.equal(c, d)
-    assert 0 <= c.min().item() and c.max().item() < 1
+    assert c.min().item() >= 0 and c.max().item() < 1
     perm = tk.randperm(10)
     assert sorted(perm.tolist()) == list(range(10)) and perm.dtype is tk.int64
     ints = tk.randint(3, 7, (100,))
@@ -124,7 +124,7 @@ def test_allocation_larger_than_memory_is_catchable():
 
 
 def test_bad_size_argument_type():
-    with pytest.raises(TypeError, match="must be a tuple of ints.*float"):
+    with pytest.raises(TypeError, match=r"must be a tuple of ints.*float"):
         tk.zeros(2.5)
 
 
@@ -179,13 +179,13 @@ def test_devices_parse_and_intern():
     assert str(tk.device("cpu")) == "cpu"
     assert repr(tk.device("cpu")) == "device(type='cpu')"
     assert tk.zeros(1).device == "cpu"
-    with pytest.raises(RuntimeError, match="Expected one of cpu, cuda device type.*tpu"):
+    with pytest.raises(RuntimeError, match=r"Expected one of cpu, cuda device type.*tpu"):
         tk.device("tpu")
 
 
 def _stand_in_cuda_device():
     """A test-only stand-in: a device named cuda:7 whose arrays are NumPy arrays."""
-    stand_in = object.__new__(Device)
+    stand_in = object.__new__(device_class)
     stand_in.type, stand_in.index = "cuda", 7
     stand_in.xp, stand_in.array_type = np, np.ndarray
     return stand_in

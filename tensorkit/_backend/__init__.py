@@ -9,7 +9,7 @@ from __future__ import annotations
 import re
 import sys
 from types import ModuleType
-from typing import Any
+from typing import Any, ClassVar
 
 import numpy as np
 
@@ -25,7 +25,7 @@ class device:  # noqa: N801 - the name PyTorch users know
     """
 
     __slots__ = ("array_type", "index", "type", "xp")
-    _interned: dict[tuple[str, int | None], device] = {}
+    _interned: ClassVar[dict[tuple[str, int | None], device]] = {}
 
     def __new__(cls, type_or_spec: str | device, index: int | None = None) -> device:
         if isinstance(type_or_spec, device):

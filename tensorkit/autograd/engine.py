@@ -466,7 +466,8 @@ def _validate(node: Node, grads_out: tuple) -> tuple:
             continue
         if not isinstance(g, Tensor):
             raise TypeError(
-                f"function {node.name()} returned a gradient of type {type(g).__name__} at index {i}; expected a Tensor"
+                f"function {node.name()} returned a gradient of type {type(g).__name__} at "
+                f"index {i}; expected a Tensor"
             )
         shape, np_dtype = meta
         data = g._data

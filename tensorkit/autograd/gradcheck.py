@@ -131,7 +131,8 @@ def gradcheck(
                 raise GradcheckError(
                     f"Jacobian mismatch for output {j} with respect to input {position},\n"
                     f"numerical:{n}\nanalytical:{a}\n"
-                    f"largest difference at (input element, output element) {tuple(map(int, worst))}"
+                    "largest difference at (input element, output element) "
+                    f"{tuple(map(int, worst))}"
                 )
     return True
 

@@ -315,10 +315,8 @@ def _jsonable(value: Any) -> Any:
     if isinstance(value, dict):
         return {str(k): _jsonable(v) for k, v in value.items()}
     if isinstance(value, slice):
-        return (
-            f"{value.start if value.start is not None else ''}:{value.stop if value.stop is not None else ''}"
-            + (f":{value.step}" if value.step is not None else "")
-        )
+        parts = [value.start, value.stop] + ([value.step] if value.step is not None else [])
+        return ":".join("" if part is None else str(part) for part in parts)
     if value is Ellipsis:
         return "..."
     if hasattr(value, "shape") and hasattr(value, "dtype"):
