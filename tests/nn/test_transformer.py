@@ -576,3 +576,26 @@ def test_transformer_errors(torch: Any) -> None:
     ]
     for make_mine, make_theirs in pairs:
         _same_error(torch, make_mine, make_theirs)
+
+
+def test_fully_masked_rows_attend_to_nothing_like_torch():
+    torch = pytest.importorskip("torch")
+    import tensorkit.nn.functional as tkF
+
+    rng = np.random.default_rng(0)
+    q = rng.standard_normal((1, 2, 3))
+    for mask in (
+        np.array([[True, False], [False, False]]),
+        np.array([[0.0, float("-inf")], [float("-inf"), float("-inf")]]),
+    ):
+        mine_q = tk.tensor(q, requires_grad=True)
+        theirs_q = torch.tensor(q, requires_grad=True)
+        mine = tkF.scaled_dot_product_attention(mine_q, mine_q, mine_q, attn_mask=tk.tensor(mask))
+        theirs = torch.nn.functional.scaled_dot_product_attention(
+            theirs_q, theirs_q, theirs_q, attn_mask=torch.tensor(mask)
+        )
+        np.testing.assert_allclose(mine.detach().numpy(), theirs.detach().numpy(), atol=1e-12)
+        mine.sum().backward()
+        theirs.sum().backward()
+        assert np.all(np.isfinite(mine_q.grad.numpy()))
+        np.testing.assert_allclose(mine_q.grad.numpy(), theirs_q.grad.numpy(), atol=1e-12)

@@ -5,6 +5,7 @@ from __future__ import annotations
 import math
 
 from ..._dtype import bool_
+from ...ops.binary import where
 from ...ops.creation import ones
 from ...tensor import Tensor
 from .activation import softmax
@@ -48,7 +49,10 @@ def scaled_dot_product_attention(
             scores = scores.masked_fill(attn_mask.logical_not(), float("-inf"))
         else:
             scores = scores + attn_mask
-    weights = softmax(scores, -1)
+    # A row with every position masked attends to nothing (zeros, as PyTorch); finite scores
+    # there keep NaN out of the softmax and its gradient.
+    blocked = (scores == float("-inf")).all(-1, keepdim=True)
+    weights = where(blocked, 0.0, softmax(where(blocked, 0.0, scores), -1))
     if dropout_p > 0.0:
         weights = dropout(weights, dropout_p, training=True)
     return weights @ value
