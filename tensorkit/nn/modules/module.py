@@ -534,6 +534,13 @@ class Module:
             param.requires_grad_(requires_grad)
         return self
 
+    def share_memory(self) -> Module:
+        """Move every parameter and buffer into shared memory (for ``tk.multiprocessing``
+        training such as Hogwild); tensors keep their identity."""
+        for tensor in (*self.parameters(), *self.buffers()):
+            tensor.share_memory_()
+        return self
+
     def zero_grad(self, set_to_none: bool = True) -> None:
         """Reset the gradients of all parameters (to None, or to zeros in place)."""
         for param in self.parameters():
