@@ -11,7 +11,7 @@ PYTEST_ARGS ?= -n 2
 $(VENV)/.base: pyproject.toml
 	$(PYTHON) -m venv $(VENV)
 	$(PY) -m pip install -q --upgrade pip
-	$(PY) -m pip install -q -e .
+	$(PY) -m pip install -q -e '.[examples]'
 	touch $@
 
 $(VENV)/.test: $(VENV)/.base
@@ -19,7 +19,7 @@ $(VENV)/.test: $(VENV)/.base
 	touch $@
 
 run: $(VENV)/.base
-	$(PY) -m tensorkit.examples.sine
+	$(PY) -m tensorkit.examples.digits
 
 test: $(VENV)/.test
 	$(PY) -m ruff check tensorkit tests bench
