@@ -65,3 +65,9 @@ def test_lerp_matches_pytorch_bit_for_bit_in_float32(weight):
         mine = tk.lerp(tk.tensor(start), tk.tensor(end), weight).numpy()
         theirs = torch.lerp(torch.tensor(start), torch.tensor(end), weight).numpy()
     np.testing.assert_array_equal(mine, theirs)
+
+
+def test_relu_backward_blocks_nan_and_inf_where_the_input_was_negative():
+    x = tk.tensor([-1.0, 2.0, -3.0, 4.0], requires_grad=True)
+    x.relu().backward(tk.tensor([float("nan"), 1.0, float("inf"), float("inf")]))
+    assert x.grad.tolist() == [0.0, 1.0, 0.0, float("inf")]

@@ -207,6 +207,15 @@ def _sigmoid_backward_rule(ctx: Any, gg: Tensor) -> tuple:
     return grad_g, grad_out
 
 
+def _threshold_backward(xp: Any, g: Any, out: Any) -> Any:
+    """``g`` where ``out > 0``, else 0. Multiplying by the mask is ~10x faster than a select
+    on an unpredictable mask; the select is needed only when g holds inf or NaN."""
+    passed = out > 0
+    if g.dtype.kind == "f" and not bool(xp.isfinite(g).all()):
+        return xp.where(passed, g, 0).astype(g.dtype, copy=False)
+    return g * passed
+
+
 _TANH_BACKWARD = OpDef(
     "tanh_backward", lambda xp, g, out: g * (1 - out * out), _tanh_backward_rule, saves=SAVE_INPUTS
 )
@@ -218,7 +227,7 @@ _SIGMOID_BACKWARD = OpDef(
 )
 _THRESHOLD_BACKWARD = OpDef(
     "threshold_backward",
-    lambda xp, g, out: xp.where(out > 0, g, 0).astype(g.dtype, copy=False),
+    lambda xp, g, out: _threshold_backward(xp, g, out),
     lambda ctx, gg: (apply(_THRESHOLD_BACKWARD, gg, ctx.saved_tensors[1]), None),
     saves=SAVE_INPUTS,
 )
