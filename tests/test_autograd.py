@@ -506,3 +506,28 @@ def test_leaf_grad_owns_writable_memory():
     x.sum().backward()  # the rule returns a broadcast view
     x.grad.zero_()
     assert x.grad.tolist() == [0, 0, 0]
+
+
+def test_direct_in_place_arithmetic_matches_the_general_path():
+    base = np.array([[1.0, 2.0, 3.0], [4.0, 5.0, 6.0]], dtype=np.float32)
+    row = tk.tensor([1.0, 2.0, 4.0])
+    for name, argument, kwargs in [
+        ("add_", row, {"alpha": 0.5}),
+        ("sub_", 2.0, {}),
+        ("mul_", row, {}),
+        ("div_", row, {}),
+    ]:
+        direct = tk.tensor(base)
+        storage = direct.data_ptr()
+        getattr(direct, name)(argument, **kwargs)
+        assert direct.data_ptr() == storage and direct._version == 1
+        reference = getattr(tk, name[:-1])(tk.tensor(base), argument, **kwargs)
+        np.testing.assert_array_equal(direct.numpy(), reference.numpy())
+
+
+def test_in_place_update_under_no_grad_keeps_views_in_sync():
+    p = tk.ones(4, requires_grad=True)
+    view = p.detach()[2:]
+    with tk.no_grad():
+        p -= 0.5 * tk.ones(4)
+    assert view.tolist() == [0.5, 0.5] and p._version == 1

@@ -55,13 +55,19 @@ __all__ = [
 
 
 def _add_rule(ctx: Any, g: Tensor) -> tuple:
+    first, second = ctx.edges
+    if second is None:
+        return g, None
     alpha = ctx.attrs.get("alpha", 1)
-    return g, (g if alpha == 1 else g * alpha)
+    return (g if first is not None else None), (g if alpha == 1 else g * alpha)
 
 
 def _sub_rule(ctx: Any, g: Tensor) -> tuple:
+    first, second = ctx.edges
+    if second is None:
+        return g, None
     alpha = ctx.attrs.get("alpha", 1)
-    return g, (-g if alpha == 1 else g * -alpha)
+    return (g if first is not None else None), (-g if alpha == 1 else g * -alpha)
 
 
 def _add_forward(xp: Any, a: Any, b: Any, alpha: Any = 1) -> Any:

@@ -184,10 +184,67 @@ def zero_(tensor: Tensor) -> Tensor:
     return copy_(tensor, 0)
 
 
+def _direct_add(xp: Any, target: Any, other: Any, alpha: Any = 1) -> None:
+    xp.add(target, other if alpha == 1 else other * alpha, out=target)
+
+
+def _direct_sub(xp: Any, target: Any, other: Any, alpha: Any = 1) -> None:
+    xp.subtract(target, other if alpha == 1 else other * alpha, out=target)
+
+
+def _direct_mul(xp: Any, target: Any, other: Any) -> None:
+    xp.multiply(target, other, out=target)
+
+
+def _direct_div(xp: Any, target: Any, other: Any) -> None:
+    xp.true_divide(target, other, out=target)
+
+
+# Arithmetic that can write straight into the tensor's storage when nothing is recorded
+# (optimizer updates, ``p -= lr * g`` under no_grad): no temporary result, no copy back.
+_DIRECT = {"add_": _direct_add, "sub_": _direct_sub, "mul_": _direct_mul, "div_": _direct_div}
+
+
+def _write_directly(tensor: Tensor, name: str, args: tuple, kwargs: dict) -> bool:
+    """Apply ``name`` in place with the array module's ``out=`` when that is exactly what the
+    general path would compute: nothing recorded or observed, same device, and an operand
+    that neither changes the dtype nor broadcasts the tensor bigger. False: take the
+    general path."""
+    direct = _DIRECT.get(name)
+    if direct is None or _state.observing or len(args) != 1:
+        return False
+    (other,) = args
+    data = tensor._data
+    if isinstance(other, Tensor):
+        if other._device is not tensor._device or other._data.dtype != data.dtype:
+            return False
+        if _state.grad_enabled and (tensor._requires_grad or other._requires_grad):
+            return False
+        operand = other._data
+    elif type(other) in (int, float) and data.dtype.kind == "f":
+        if _state.grad_enabled and tensor._requires_grad:
+            return False
+        operand = other
+    else:
+        return False
+    if name == "div_" and data.dtype.kind != "f":
+        return False
+    if 0 in data.strides and data.size > 1:
+        return False
+    try:
+        direct(tensor._device.xp, data, operand, **kwargs)
+    except (ValueError, TypeError):  # shapes that don't fit: let the general path explain
+        return False
+    tensor.bump_version(name)
+    return True
+
+
 def make_inplace(function: Callable, name: str) -> Callable:
     """The in-place method ``name`` (e.g. ``add_``) of an out-of-place op ``function``."""
 
     def method(self: Tensor, *args: Any, **kwargs: Any) -> Tensor:
+        if _write_directly(self, name, args, kwargs):
+            return self
         return inplace_update(self, function(snapshot(self, args), *args, **kwargs), name)
 
     method.__name__ = method.__qualname__ = name
