@@ -99,7 +99,7 @@ def _binary_call(name: str, left: str, right: str) -> Callable[[Any], Any]:
     return lambda m: getattr(m, name)(_operand(m, left, False), _operand(m, right, divisor=True))
 
 
-@pytest.mark.parametrize(("name", "dtype"), itertools.product(UNARY, DTYPES))
+@pytest.mark.parametrize(("name", "dtype"), list(itertools.product(UNARY, DTYPES)))
 def test_unary_dtype(name: str, dtype: str) -> None:
     _compare(_unary_call(name, dtype))
 
