@@ -16,7 +16,7 @@ from typing import Any
 
 from .. import _state
 from .._dtype import from_numpy_dtype
-from ..tensor import Tensor
+from ..tensor import Tensor, wrap
 from .grad_mode import set_grad_enabled
 from .graph import AccumulateGrad, Node, edge_of
 
@@ -170,7 +170,15 @@ def _send(node: Node, grads_out: tuple, pending: dict) -> None:
                 meta = child.output_meta
                 slots = pending[child] = [None] * (1 if meta is None else len(meta))
             previous = slots[nr]
-            slots[nr] = g if previous is None else previous + g
+            slots[nr] = g if previous is None else _sum_gradients(previous, g)
+
+
+def _sum_gradients(a: Tensor, b: Tensor) -> Tensor:
+    """``a + b`` for two gradients of one tensor (same shape and dtype, checked on the way).
+    When nothing records or observes it, the arrays are added directly: no op dispatch."""
+    if _state.grad_enabled or _state.observing or a._data.shape != b._data.shape:
+        return a + b
+    return wrap(a._data + b._data, a._device)
 
 
 def _capture(slots: list, grads_in: tuple, captured: list) -> None:

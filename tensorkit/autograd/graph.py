@@ -74,7 +74,7 @@ class Node:
 
     @property
     def needs_input_grad(self) -> tuple[bool, ...]:
-        return tuple(edge is not None for edge in self.edges)
+        return tuple([edge is not None for edge in self.edges])
 
     @property
     def num_outputs(self) -> int:

@@ -83,7 +83,9 @@ def _conj(x: Any) -> Any:
 
     Gradient rules multiply by the conjugate derivative, as PyTorch does for complex inputs.
     """
-    return conj(x) if isinstance(x, Tensor) else x.conjugate()
+    if isinstance(x, Tensor):
+        return conj(x) if x._data.dtype.kind == "c" else x
+    return x.conjugate()
 
 
 def _mul_rule(ctx: Any, g: Tensor) -> tuple:
