@@ -178,7 +178,10 @@ def _sum_gradients(a: Tensor, b: Tensor) -> Tensor:
     When nothing records or observes it, the arrays are added directly: no op dispatch."""
     if _state.grad_enabled or _state.observing or a._data.shape != b._data.shape:
         return a + b
-    return wrap(a._data + b._data, a._device)
+    total = a._data + b._data
+    if not total.shape:  # NumPy returns a scalar for 0-d operands
+        total = a._device.xp.asarray(total)
+    return wrap(total, a._device)
 
 
 def _capture(slots: list, grads_in: tuple, captured: list) -> None:
