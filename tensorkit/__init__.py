@@ -133,7 +133,7 @@ _install_sharing()
 
 
 def __getattr__(name: str):
-    if name in ("linalg", "func", "array_api", "optim", "utils", "nn"):
+    if name in ("linalg", "func", "array_api", "optim", "utils", "nn", "profiler", "memory"):
         import importlib
 
         module = importlib.import_module(f"{__name__}.{name}")

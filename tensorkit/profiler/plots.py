@@ -1,0 +1,86 @@
+"""matplotlib figures of a profile (imported lazily; figures are built without pyplot, so
+they render with the Agg canvas and leave no global state behind)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from .events import TIMING_MODE
+
+PHASES = ("forward", "backward", "optimizer")
+COLORS = {"forward": "tab:blue", "backward": "tab:orange", "optimizer": "tab:green"}
+
+
+def _figure(rows: int) -> Any:
+    from matplotlib.backends.backend_agg import FigureCanvasAgg
+    from matplotlib.figure import Figure
+
+    fig = Figure(figsize=(8, max(2.5, 0.35 * rows + 1.5)), layout="constrained")
+    FigureCanvasAgg(fig)
+    return fig
+
+
+def _stacked_bars(totals: dict[str, dict[str, int]], title: str) -> Any:
+    """One horizontal bar per key (largest on top), stacked by phase; times in ms."""
+    names = sorted(totals, key=lambda n: sum(totals[n].values()))
+    fig = _figure(len(names))
+    ax = fig.add_subplot()
+    left = [0.0] * len(names)
+    for phase in PHASES:
+        widths = [totals[n].get(phase, 0) / 1e6 for n in names]
+        if any(widths):
+            ax.barh(names, widths, left=left, color=COLORS[phase], label=phase)
+            left = [a + b for a, b in zip(left, widths, strict=True)]
+    ax.set_xlabel(f"total time (ms), {TIMING_MODE.split(' (')[0]}")
+    ax.set_title(title)
+    ax.legend(loc="lower right")
+    return fig
+
+
+def plot_op_times(prof: Any, top: int = 15) -> Any:
+    totals: dict[str, dict[str, int]] = {}
+    for r in prof.records:
+        by_phase = totals.setdefault(r.name, {})
+        by_phase[r.phase] = by_phase.get(r.phase, 0) + r.duration_ns
+    kept = sorted(totals, key=lambda n: sum(totals[n].values()), reverse=True)[:top]
+    return _stacked_bars({n: totals[n] for n in kept}, f"Top {len(kept)} ops by total time")
+
+
+def plot_module_times(prof: Any) -> Any:
+    totals: dict[str, dict[str, int]] = {}
+    records = prof.records
+    for r in records:
+        module = r.module_path
+        if r.forward_index is not None:
+            module = records[r.forward_index].module_path
+        by_phase = totals.setdefault(module or "(no module)", {})
+        by_phase[r.phase] = by_phase.get(r.phase, 0) + r.duration_ns
+    return _stacked_bars(totals, "Time per module")
+
+
+def plot_memory_timeline(prof: Any) -> Any:
+    records = [r for r in prof.records if r.live_bytes is not None]
+    if not records:
+        raise RuntimeError("no memory was recorded: use profile(record_memory=True)")
+    fig = _figure(6)
+    ax = fig.add_subplot()
+    index = [r.index for r in records]
+    live = [r.live_bytes for r in records]
+    ax.plot(index, live, drawstyle="steps-post", color="tab:blue", label="allocated")
+    backward = next((r.index for r in records if r.phase == "backward"), None)
+    if backward is not None:
+        ax.axvline(backward, color="tab:red", linestyle="--", label="backward starts")
+    peak_at = max(range(len(live)), key=live.__getitem__)
+    ax.annotate(
+        f"peak {live[peak_at]:,} B",
+        xy=(index[peak_at], live[peak_at]),
+        xytext=(0, 10),
+        textcoords="offset points",
+        ha="center",
+    )
+    ax.margins(y=0.15)
+    ax.set_xlabel("op index")
+    ax.set_ylabel("allocated bytes (tensorkit.memory accounting)")
+    ax.set_title("Memory timeline")
+    ax.legend(loc="upper left")
+    return fig

@@ -1,0 +1,178 @@
+"""``key_averages``: per-op totals and a PyTorch-style text table."""
+
+from __future__ import annotations
+
+import bisect
+from dataclasses import dataclass, field
+from typing import Any
+
+from .events import TIMING_MODE
+
+SORT_KEYS = (
+    "cpu_time_total",
+    "self_cpu_time_total",
+    "cpu_time",
+    "count",
+    "cpu_memory_usage",
+    "self_cpu_memory_usage",
+)
+
+
+@dataclass
+class EventAverage:
+    """Totals for one (name, phase[, input shapes]) group; times in nanoseconds.
+
+    ``cpu_memory_usage`` is bytes allocated; ``self_cpu_memory_usage`` subtracts the bytes
+    released since the previous op (as PyTorch counts frees negatively). An op's self time
+    equals its total (ops are recorded flat); a ``record_function`` range's self time is its
+    duration minus that of the ops inside it.
+    """
+
+    name: str
+    phase: str
+    count: int = 0
+    cpu_time_total: int = 0
+    self_cpu_time_total: int = 0
+    cpu_memory_usage: int = 0
+    self_cpu_memory_usage: int = 0
+    input_shapes: str = ""
+    indices: list[int] = field(default_factory=list)
+
+    @property
+    def cpu_time(self) -> float:
+        """Mean host time per call, in nanoseconds."""
+        return self.cpu_time_total / self.count if self.count else 0.0
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "name": self.name,
+            "phase": self.phase,
+            "count": self.count,
+            "cpu_time_total": self.cpu_time_total,
+            "cpu_time": self.cpu_time,
+            "self_cpu_time_total": self.self_cpu_time_total,
+            "cpu_memory_usage": self.cpu_memory_usage,
+            "self_cpu_memory_usage": self.self_cpu_memory_usage,
+            "input_shapes": self.input_shapes,
+        }
+
+
+class KeyAverages(list):
+    """A list of ``EventAverage`` rows that knows how to print itself."""
+
+    def __init__(self, rows: list[EventAverage], with_memory: bool, with_shapes: bool) -> None:
+        super().__init__(rows)
+        self.with_memory = with_memory
+        self.with_shapes = with_shapes
+        self.timing_mode = TIMING_MODE
+
+    def table(self, sort_by: str = "cpu_time_total", row_limit: int = 100) -> str:
+        """A text table like PyTorch's, sorted (descending) by ``sort_by``."""
+        if sort_by not in SORT_KEYS:
+            raise ValueError(f"sort_by must be one of {SORT_KEYS}, got {sort_by!r}")
+        rows = sorted(self, key=lambda r: getattr(r, sort_by), reverse=True)
+        if row_limit >= 0:
+            rows = rows[:row_limit]
+        return format_table(rows, self, self.with_memory, self.with_shapes)
+
+    def __str__(self) -> str:
+        return self.table()
+
+
+def key_averages(prof: Any, group_by_input_shape: bool = False) -> KeyAverages:
+    """Group ``prof``'s op records and ranges by name and phase (and input shapes)."""
+    groups: dict[tuple, EventAverage] = {}
+    for r in prof.records:
+        shapes = str(r.input_shapes) if group_by_input_shape and r.input_shapes else ""
+        key = (r.name, r.phase, shapes)
+        row = groups.get(key)
+        if row is None:
+            row = groups[key] = EventAverage(r.name, r.phase, input_shapes=shapes)
+        duration = r.duration_ns
+        row.count += 1
+        row.cpu_time_total += duration
+        row.self_cpu_time_total += duration
+        row.indices.append(r.index)
+        if r.alloc_bytes is not None:
+            row.cpu_memory_usage += r.alloc_bytes
+            row.self_cpu_memory_usage += r.alloc_bytes - r.free_bytes
+    _add_ranges(prof, groups)
+    return KeyAverages(list(groups.values()), prof.record_memory, group_by_input_shape)
+
+
+def _add_ranges(prof: Any, groups: dict[tuple, EventAverage]) -> None:
+    starts = [r.start_ns for r in prof.records]
+    cumulative = [0]
+    for r in prof.records:
+        cumulative.append(cumulative[-1] + r.duration_ns)
+    for rng in prof._ranges:
+        row = groups.get((rng.name, "user_annotation", ""))
+        if row is None:
+            row = groups[(rng.name, "user_annotation", "")] = EventAverage(
+                rng.name, "user_annotation"
+            )
+        first = bisect.bisect_left(starts, rng.start_ns)
+        last = bisect.bisect_right(starts, rng.end_ns)
+        inside = cumulative[last] - cumulative[first]
+        row.count += 1
+        row.cpu_time_total += rng.duration_ns
+        row.self_cpu_time_total += rng.duration_ns - inside
+
+
+def format_time(ns: float) -> str:
+    """PyTorch's style: microseconds below 1 ms, then ms, then s."""
+    if ns >= 1e9:
+        return f"{ns / 1e9:.3f}s"
+    if ns >= 1e6:
+        return f"{ns / 1e6:.3f}ms"
+    return f"{ns / 1e3:.3f}us"
+
+
+def format_bytes(n: int) -> str:
+    """Bytes as b / Kb / Mb / Gb (1024-based, as PyTorch prints them)."""
+    for unit, size in (("Gb", 1 << 30), ("Mb", 1 << 20), ("Kb", 1 << 10)):
+        if abs(n) >= size:
+            return f"{n / size:.2f} {unit}"
+    return f"{n} b"
+
+
+def format_table(
+    rows: list[EventAverage], every: list[EventAverage], with_memory: bool, with_shapes: bool
+) -> str:
+    total_self = sum(r.self_cpu_time_total for r in every) or 1
+    headers = ["Name", "Phase", "Self CPU %", "Self CPU", "CPU total %", "CPU total"]
+    headers += ["CPU time avg"]
+    if with_memory:
+        headers += ["CPU Mem", "Self CPU Mem"]
+    headers += ["# of Calls"]
+    if with_shapes:
+        headers += ["Input Shapes"]
+    body = []
+    for r in rows:
+        cells = [
+            r.name,
+            r.phase,
+            f"{100 * r.self_cpu_time_total / total_self:.2f}%",
+            format_time(r.self_cpu_time_total),
+            f"{100 * r.cpu_time_total / total_self:.2f}%",
+            format_time(r.cpu_time_total),
+            format_time(r.cpu_time),
+        ]
+        if with_memory:
+            cells += [format_bytes(r.cpu_memory_usage), format_bytes(r.self_cpu_memory_usage)]
+        cells.append(str(r.count))
+        if with_shapes:
+            cells.append(r.input_shapes)
+        body.append(cells)
+    widths = [max([len(h), *(len(c[i]) for c in body)]) for i, h in enumerate(headers)]
+    rule = "  ".join("-" * w for w in widths)
+
+    def line(cells: list[str]) -> str:
+        first = cells[0].ljust(widths[0])
+        rest = [c.rjust(w) for c, w in zip(cells[1:], widths[1:], strict=True)]
+        return "  ".join([first, *rest])
+
+    out = [rule, line(headers), rule, *(line(c) for c in body), rule]
+    out.append(f"Self CPU time total: {format_time(total_self)}")
+    out.append(f"Timing: {TIMING_MODE}")
+    return "\n".join(out) + "\n"

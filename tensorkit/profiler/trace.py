@@ -1,0 +1,90 @@
+"""Chrome Trace Event export (load in chrome://tracing or https://ui.perfetto.dev).
+
+Ops are complete events (``ph: "X"``) with ``ts``/``dur`` in microseconds: forward (and
+optimizer) ops on thread 1, backward ops on thread 2, ``record_function`` ranges on thread 0
+(ranges nest; ops never overlap). Memory is a counter event (``ph: "C"``) after each op.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from typing import Any
+
+from .events import TIMING_MODE
+
+PID = os.getpid()
+RANGE_TID, FORWARD_TID, BACKWARD_TID = 0, 1, 2
+_THREAD_NAMES = {RANGE_TID: "record_function", FORWARD_TID: "forward", BACKWARD_TID: "backward"}
+
+
+def trace_events(prof: Any) -> list[dict]:
+    """The trace's events, with times relative to the start of profiling."""
+    origin = prof.start_ns
+
+    def us(ns: int) -> float:
+        return (ns - origin) / 1e3
+
+    events: list[dict] = [
+        {"ph": "M", "name": "thread_name", "pid": PID, "tid": tid, "args": {"name": name}}
+        for tid, name in _THREAD_NAMES.items()
+    ]
+    for rng in sorted(prof._ranges, key=lambda r: (r.start_ns, -r.end_ns)):
+        events.append(
+            {
+                "ph": "X",
+                "name": rng.name,
+                "cat": "user_annotation",
+                "ts": us(rng.start_ns),
+                "dur": rng.duration_ns / 1e3,
+                "pid": PID,
+                "tid": RANGE_TID,
+                "args": {},
+            }
+        )
+    for r in prof.records:
+        args: dict[str, Any] = {"index": r.index, "device": r.device, "module": r.module_path}
+        if r.forward_index is not None:
+            args["forward_op"] = r.forward_index
+        if r.input_shapes is not None:
+            args["input_shapes"] = r.input_shapes
+            args["input_dtypes"] = r.input_dtypes
+            args["output_shapes"] = r.output_shapes
+        if r.call_site is not None:
+            args["call_site"] = r.call_site
+        if r.scopes:
+            args["scopes"] = list(r.scopes)
+        events.append(
+            {
+                "ph": "X",
+                "name": r.name,
+                "cat": r.phase,
+                "ts": us(r.start_ns),
+                "dur": r.duration_ns / 1e3,
+                "pid": PID,
+                "tid": BACKWARD_TID if r.phase == "backward" else FORWARD_TID,
+                "args": args,
+            }
+        )
+        if r.live_bytes is not None:
+            events.append(
+                {
+                    "ph": "C",
+                    "name": "Memory",
+                    "ts": us(r.end_ns),
+                    "pid": PID,
+                    "args": {"allocated": r.live_bytes},
+                }
+            )
+    return events
+
+
+def export_chrome_trace(prof: Any, path: str) -> None:
+    """Write ``{"traceEvents": [...]}`` to ``path``."""
+    document = {
+        "traceEvents": trace_events(prof),
+        "displayTimeUnit": "ms",
+        "otherData": {"timing": TIMING_MODE},
+    }
+    with open(path, "w", encoding="utf-8") as f:
+        json.dump(document, f)

@@ -1,0 +1,295 @@
+"""tk.profiler and tk.memory: op records, links, shapes, memory, reports, trace and plots."""
+
+from __future__ import annotations
+
+import gc
+import json
+from typing import Any
+
+import numpy as np
+import pytest
+
+import tensorkit as tk
+import tensorkit.memory as tkmem
+import tensorkit.profiler as profiler
+from tensorkit.autograd import Tape
+
+FORWARD = [
+    "permute", "matmul", "add", "relu", "permute", "matmul", "add",
+    "expand", "expand", "sub", "mul", "mean",
+]  # fmt: skip
+# (backward op, the forward op whose gradient rule ran it); None: a leaf's accumulation
+BACKWARD = [
+    ("view", "mean"), ("expand", "mean"), ("div", "mean"),
+    ("mul", "mul"), ("mul", "mul"), ("add", "mul"),
+    ("sum", "add"), ("view", "add"), ("clone", None),
+    ("permute", "matmul"), ("matmul", "matmul"), ("permute", "matmul"), ("matmul", "matmul"),
+    ("permute", "permute"), ("clone", None),
+    ("threshold_backward", "relu"),
+    ("sum", "add"), ("view", "add"), ("clone", None),
+    ("permute", "matmul"), ("matmul", "matmul"),  # the input needs no grad: weight only
+    ("permute", "permute"), ("clone", None),
+]  # fmt: skip
+
+
+def assert_nested(complete: list[dict]) -> None:
+    """On each thread, complete events are disjoint or nested, never partly overlapping."""
+    for tid in {e["tid"] for e in complete}:
+        spans = sorted((e["ts"], -e["dur"]) for e in complete if e["tid"] == tid)
+        open_ends: list[float] = []
+        for ts, minus_dur in spans:
+            while open_ends and open_ends[-1] <= ts:
+                open_ends.pop()
+            end = ts - minus_dur
+            assert not open_ends or end <= open_ends[-1]
+            open_ends.append(end)
+
+
+def small_model() -> tuple[Any, Any, Any]:
+    tk.manual_seed(0)
+    model = tk.nn.Sequential(tk.nn.Linear(4, 8), tk.nn.ReLU(), tk.nn.Linear(8, 2))
+    return model, tk.randn(3, 4), tk.randn(3, 2)
+
+
+def run_step(model: Any, x: Any, target: Any) -> None:
+    loss = tk.nn.functional.mse_loss(model(x), target)
+    loss.backward()
+
+
+@pytest.fixture(scope="module")
+def prof() -> profiler.profile:
+    model, x, target = small_model()
+    with profiler.profile(record_shapes=True, record_memory=True, with_stack=True) as p:
+        run_step(model, x, target)
+    return p
+
+
+def test_forward_ops_and_phases(prof: profiler.profile) -> None:
+    events = prof.events()
+    forward = [e["name"] for e in events if e["phase"] == "forward"]
+    assert forward == FORWARD
+    assert [e["phase"] for e in events] == ["forward"] * 12 + ["backward"] * len(BACKWARD)
+    assert [e["index"] for e in events] == list(range(len(events)))
+
+
+def test_backward_ops_link_to_their_forward_op(prof: profiler.profile) -> None:
+    events = prof.events()
+    linked = []
+    for e in events[len(FORWARD) :]:
+        forward = e["forward_index"]
+        if forward is not None:
+            assert events[forward]["phase"] == "forward"
+        linked.append((e["name"], None if forward is None else events[forward]["name"]))
+    assert linked == BACKWARD
+
+
+def test_shapes_modules_call_sites(prof: profiler.profile) -> None:
+    events = prof.events()
+    first_matmul = events[1]
+    assert first_matmul["input_shapes"] == [[3, 4], [4, 8]]
+    assert first_matmul["output_shapes"] == [[3, 8]]
+    assert first_matmul["input_dtypes"] == ["float32", "float32"]
+    assert first_matmul["device"] == "cpu"
+    modules = [e["module_path"] for e in events[: len(FORWARD)]]
+    assert modules == ["Sequential.0"] * 3 + ["Sequential.1"] + ["Sequential.2"] * 3 + [""] * 5
+    assert all(e["call_site"].startswith(__file__ + ":") for e in events)
+    assert all(e["end_ns"] >= e["start_ns"] for e in events)
+    json.dumps(events)
+
+
+def test_nothing_observed_after_exit(prof: profiler.profile) -> None:
+    count = len(prof.records)
+    x = tk.ones(3, requires_grad=True)
+    (x * 2).sum().backward()
+    assert len(prof.records) == count
+    assert prof not in tk._state.observers
+
+
+def test_record_function_and_optimizer_phase(tmp_path: Any) -> None:
+    model, x, target = small_model()
+    opt = tk.optim.SGD(model.parameters(), lr=0.1)
+    with profiler.profile() as p:
+        with profiler.record_function("my_step"), profiler.record_function("inner"):
+            run_step(model, x, target)
+        with profiler.record_function("Optimizer.step#SGD.step"):
+            opt.step()
+    phases = {e["phase"] for e in p.events()}
+    assert phases == {"forward", "backward", "optimizer"}
+    assert all("my_step" in e["scopes"] for e in p.events() if e["phase"] != "optimizer")
+    assert [r["name"] for r in p.ranges()] == ["inner", "my_step", "Optimizer.step#SGD.step"]
+    assert [r["depth"] for r in p.ranges()] == [1, 0, 0]
+    p.export_chrome_trace(str(tmp_path / "ranges.json"))
+    trace = json.loads((tmp_path / "ranges.json").read_text())["traceEvents"]
+    ranges = [e for e in trace if e["ph"] == "X" and e["cat"] == "user_annotation"]
+    assert {e["tid"] for e in ranges} == {0} and len(ranges) == 3
+    assert_nested([e for e in trace if e["ph"] == "X"])
+    rows = {(r.name, r.phase): r for r in p.key_averages()}
+    step = rows[("my_step", "user_annotation")]
+    assert step.count == 1
+    assert 0 <= step.self_cpu_time_total < step.cpu_time_total
+
+
+def test_key_averages_table(prof: profiler.profile) -> None:
+    rows = prof.key_averages()
+    by_key = {(r.name, r.phase): r for r in rows}
+    assert by_key[("matmul", "forward")].count == 2
+    assert by_key[("matmul", "backward")].count == 3
+    assert by_key[("relu", "forward")].cpu_memory_usage == 3 * 8 * 4
+    total = sum(r.cpu_time_total for r in rows)
+    assert total == sum(e["duration_ns"] for e in prof.events())
+    table = rows.table(sort_by="cpu_time_total", row_limit=100)
+    for header in ("Name", "Self CPU %", "Self CPU", "CPU total", "CPU time avg", "# of Calls"):
+        assert header in table
+    assert "CPU Mem" in table and "host wall time" in table
+    matmul_line = next(line for line in table.splitlines() if line.startswith("matmul "))
+    assert matmul_line.split()[-1] in ("2", "3")
+    assert len(rows.table(row_limit=3).splitlines()) == 3 + 6
+    shaped = prof.key_averages(group_by_input_shape=True)
+    assert len([r for r in shaped if r.name == "matmul" and r.phase == "forward"]) == 2
+    with pytest.raises(ValueError):
+        rows.table(sort_by="nope")
+
+
+def test_chrome_trace(prof: profiler.profile, tmp_path: Any) -> None:
+    path = tmp_path / "trace.json"
+    prof.export_chrome_trace(str(path))
+    events = json.loads(path.read_text())["traceEvents"]
+    complete = [e for e in events if e["ph"] == "X"]
+    assert len(complete) == len(prof.records)
+    for e in complete:
+        assert {"name", "cat", "ph", "ts", "dur", "pid", "tid", "args"} <= e.keys()
+        assert e["dur"] >= 0
+    assert {e["tid"] for e in complete if e["cat"] == "backward"} == {2}
+    assert {e["tid"] for e in complete if e["cat"] == "forward"} == {1}
+    linked = [e for e in complete if "forward_op" in e["args"]]
+    assert linked and all(complete[e["args"]["forward_op"]]["cat"] == "forward" for e in linked)
+    assert_nested(complete)
+    counters = [e for e in events if e["ph"] == "C"]
+    assert len(counters) == len(prof.records)
+    assert all("allocated" in e["args"] for e in counters)
+
+
+def test_memory_counts_known_allocations() -> None:
+    base = tk.ones(1000, dtype=tk.float64)
+    before = tkmem.memory_allocated()
+    with profiler.profile(record_memory=True) as p:
+        y = base + 1  # a new 1000-element float64 buffer
+        view = y.view(10, 100)  # a view: no new memory
+    assert [e["alloc_bytes"] for e in p.events()] == [8000, 0]
+    assert p.events()[0]["live_bytes"] == before + 8000
+    assert tkmem.memory_allocated() == before + 8000
+    assert tkmem.max_memory_allocated() >= before + 8000
+    del y, view
+    gc.collect()
+    assert tkmem.memory_allocated() == before
+    stats = tkmem.memory_stats()
+    assert stats["allocated_bytes.all.current"] == before
+    assert stats["allocated_bytes.all.freed"] >= 8000
+    tkmem.reset_peak_memory_stats()
+    assert tkmem.max_memory_allocated() == before
+
+
+def test_memory_frees_are_recorded() -> None:
+    x = tk.ones(500, dtype=tk.float64)
+    with profiler.profile(record_memory=True) as p:
+        y = x * 2
+        del y
+        z = x * 3
+    events = p.events()
+    assert events[1]["free_bytes"] == 4000 and events[1]["alloc_bytes"] == 4000
+    assert events[1]["live_bytes"] == events[0]["live_bytes"]
+    assert events[1]["peak_bytes"] >= events[0]["live_bytes"]
+    del z
+
+
+@pytest.mark.parametrize("tape_first", [True, False])
+def test_tape_inside_profile_carries_records(tape_first: bool) -> None:
+    model, x, target = small_model()
+    tape, prof = Tape(summaries=False), profiler.profile(record_memory=True)
+    first, second = (tape, prof) if tape_first else (prof, tape)
+    with first, second:
+        run_step(model, x, target)
+    assert len(tape.entries) == len(prof.records)
+    for entry, record in zip(tape.entries, prof.records, strict=True):
+        assert entry.records["time_ns"] == record.duration_ns
+        assert entry.records["alloc_bytes"] == record.alloc_bytes
+        assert entry.records["profiler_index"] == record.index
+    assert tape.entries[1].to_dict()["records"]["alloc_bytes"] == 3 * 8 * 4
+
+
+def test_custom_function_is_one_event() -> None:
+    class Double(tk.autograd.Function):
+        @staticmethod
+        def forward(ctx: Any, x: Any) -> Any:
+            return x * 2 + 0
+
+        @staticmethod
+        def backward(ctx: Any, grad: Any) -> Any:
+            return grad * 2
+
+    x = tk.ones(3, requires_grad=True)
+    with profiler.profile() as p:
+        Double.apply(x).sum().backward()
+    names = [(e["name"], e["phase"]) for e in p.events()]
+    assert names[0] == ("Double", "forward")
+    assert ("mul", "backward") in names
+    mul = next(e for e in p.events() if e["name"] == "mul")
+    assert mul["forward_index"] == 0
+
+
+def test_plots() -> None:
+    pytest.importorskip("matplotlib")
+    model, x, target = small_model()
+    with profiler.profile(record_memory=True) as p:
+        run_step(model, x, target)
+    fig = p.plot_op_times(top=4)
+    ax = fig.axes[0]
+    names = {t.get_text() for t in ax.get_yticklabels()}
+    assert len(names) == 4
+    phases = {t.get_text() for t in ax.get_legend().get_texts()}
+    assert phases == {"forward", "backward"}
+    assert len(ax.patches) == 4 * 2
+    fig.canvas.draw()
+    modules = p.plot_module_times().axes[0]
+    assert {"Sequential.0", "Sequential.1", "Sequential.2"} <= {
+        t.get_text() for t in modules.get_yticklabels()
+    }
+    mem = p.plot_memory_timeline()
+    ax = mem.axes[0]
+    first_backward = next(e["index"] for e in p.events() if e["phase"] == "backward")
+    vertical = [line for line in ax.get_lines() if line.get_label() == "backward starts"]
+    assert len(vertical) == 1 and list(vertical[0].get_xdata()) == [first_backward] * 2
+    notes = [t for t in ax.texts if t.get_text().startswith("peak")]
+    assert len(notes) == 1
+    peak = max(e["live_bytes"] for e in p.events())
+    assert f"{peak:,}" in notes[0].get_text()
+    mem.canvas.draw()
+    with profiler.profile() as bare:
+        tk.ones(2) * 2
+    with pytest.raises(RuntimeError):
+        bare.plot_memory_timeline()
+
+
+def test_profile_overhead_is_bounded() -> None:
+    x = tk.tensor(np.linspace(0.5, 1.5, 16, dtype=np.float32))
+
+    def chain() -> None:
+        y = x
+        for _ in range(50):
+            y = tk.tanh(y * 0.5 + 0.1)
+
+    def best(repeats: int = 15) -> float:
+        import time
+
+        times = []
+        for _ in range(repeats):
+            start = time.perf_counter()
+            chain()
+            times.append(time.perf_counter() - start)
+        return min(times)
+
+    chain()
+    plain = best()
+    with profiler.profile():
+        profiled = best()
+    assert profiled < 4 * plain  # the target is 2x; the test leaves room for noisy machines
