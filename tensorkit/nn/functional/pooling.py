@@ -153,16 +153,37 @@ def _taps(xp: Any, x: Any, tables: tuple, axis: int = 0) -> Iterator[tuple[Any, 
     shape = (-1,) + (1,) * (len(tables) - 1 - axis)
     step = math.prod(x.shape[3 + axis :]) if axis + 1 < len(tables) else 1
     for column in tables[axis].T:
-        taken = xp.take(x, xp.maximum(column, 0), axis=2 + axis)
+        span = _progression(column)
+        if span is None:
+            taken = xp.take(x, xp.maximum(column, 0), axis=2 + axis)
+        else:  # a strided view: no copy
+            taken = x[(slice(None),) * (2 + axis) + (span,)]
         position = (column * step).reshape(shape)
         valid = (column >= 0).reshape(shape)
         for values, inner, inner_valid in _taps(xp, taken, tables, axis + 1):
             yield values, position + inner, valid & inner_valid
 
 
+def _progression(column: Any) -> slice | None:
+    """``column`` (window positions, -1 for padding) as a slice when it is an increasing run
+    of evenly spaced real positions, else None."""
+    n = int(column.shape[0])
+    start = int(column[0]) if n else -1
+    step = int(column[1]) - start if n > 1 else 1
+    if start < 0 or step < 1 or int(column[-1]) != start + step * (n - 1):
+        return None
+    if n > 2 and bool((column[1:] - column[:-1] != step).any()):
+        return None
+    return slice(start, start + step * (n - 1) + 1, step)
+
+
 def _window_argmax_forward(xp: Any, x: Any, tables: tuple) -> Any:
     """The flat spatial index of each window's largest value, as PyTorch picks it: the first
     maximum (or the last NaN), and the first real position when nothing beats -inf."""
+    if all(bool((table >= 0).all()) for table in tables):
+        arg = _argmax_no_padding(xp, x, tables)
+        if arg is not None:
+            return arg
     best = arg = None
     for values, position, valid in _taps(xp, x, tables):
         if best is None:
@@ -175,6 +196,23 @@ def _window_argmax_forward(xp: Any, x: Any, tables: tuple) -> Any:
         best = xp.where(take, values, best)
         arg = xp.where(take, position, arg)
     return xp.broadcast_to(arg, best.shape).astype(xp.int64)
+
+
+def _argmax_no_padding(xp: Any, x: Any, tables: tuple) -> Any:
+    """The fast path of :func:`_window_argmax_forward` when every tap is real: the maximum
+    first, then the position of its first occurrence (taps visited last to first). None when
+    a window holds a NaN (the general path picks the last NaN)."""
+    taps = list(_taps(xp, x, tables))
+    best = taps[0][0].copy()
+    for values, _, _ in taps[1:]:
+        xp.maximum(best, values, out=best)
+    if x.dtype.kind == "f" and bool(xp.isnan(best).any()):
+        return None
+    arg = xp.empty(best.shape, xp.int64)
+    arg[...] = taps[-1][1]
+    for values, position, _ in reversed(taps[:-1]):
+        xp.copyto(arg, position, where=values == best)
+    return arg
 
 
 _WINDOW_ARGMAX = OpDef("window_argmax", _window_argmax_forward, None)

@@ -1,0 +1,416 @@
+"""nn benchmark: CNN and Transformer training steps and DataLoader throughput, tk vs torch.
+
+    python bench/bench_nn.py                  # full run (about two minutes on 2 cores)
+    python bench/bench_nn.py --quick          # smoke run, few repeats, a smaller dataset
+    python bench/bench_nn.py --only tensorkit --markdown --profile
+
+Like ``bench_core.py``: one child process per library (this script with ``--child LIB``)
+prints its results as one JSON line, the timing children alternate over rounds, and each
+number is the median of the round medians. Workload code is written once against the
+PyTorch-style API both libraries share (``lib`` is ``tensorkit`` or ``torch``); both models
+start from the same NumPy-made weights, loaded by parameter name.
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib.util
+import json
+import os
+import sys
+import time
+import traceback
+import zlib
+from collections.abc import Callable
+from dataclasses import asdict, dataclass
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+from _harness import (
+    Row,
+    blas_info,
+    describe_pools,
+    format_table,
+    machine_info,
+    median,
+    run_child,
+    time_calls,
+)
+
+SCRIPT = str(Path(__file__).resolve())
+LIBRARIES = ("tensorkit", "torch")
+SEED = 1234
+NOISY = 1.3  # round-to-round spread that gets a row flagged in the report
+CNN_BATCH = 64
+TF_BATCH, TF_SEQ, TF_DMODEL, TF_HEADS, TF_FF = 16, 128, 128, 4, 512
+LR = 1e-3
+LOADER_BATCH = 64
+LOADER_WORKERS = 2
+
+
+@dataclass(frozen=True)
+class Settings:
+    """Repeat counts and sizes for one run."""
+
+    cnn_steps: int
+    cnn_warmup: int
+    tf_steps: int
+    tf_warmup: int
+    loader_items: int
+    loader_epochs: int
+    rounds: int
+
+
+FULL = Settings(30, 3, 30, 3, 20_000, 2, 3)
+QUICK = Settings(3, 1, 3, 1, 2_000, 1, 1)
+
+
+# ------------------------------------------------------------------------------ workloads
+def load(name: str) -> Any:
+    """The library module: tensorkit or torch."""
+    if name == "tensorkit":
+        import tensorkit
+
+        return tensorkit
+    import torch
+
+    return torch
+
+
+def init_from_numpy(lib: Any, model: Any, seed: int) -> None:
+    """Give ``model`` weights made by NumPy from ``seed`` and each parameter's name.
+
+    Matrices and kernels: uniform in +-1/sqrt(fan_in); norm weights 1; biases small uniform.
+    The same names and shapes in both libraries give both the same starting point.
+    """
+    state = {}
+    for name, value in model.state_dict().items():
+        shape = tuple(value.shape)
+        rng = np.random.default_rng([seed, zlib.crc32(name.encode())])
+        if "norm" in name and name.endswith("weight"):
+            arr = np.ones(shape, np.float32)
+        elif len(shape) >= 2:
+            bound = 1.0 / np.sqrt(np.prod(shape[1:]))
+            arr = rng.uniform(-bound, bound, shape).astype(np.float32)
+        else:
+            arr = rng.uniform(-0.05, 0.05, shape).astype(np.float32)
+        state[name] = lib.tensor(arr)
+    model.load_state_dict(state)
+
+
+def cnn_step_fn(lib: Any, seed: int) -> Callable[[], float]:
+    """One Adam step of the small CNN on a fixed 64x1x28x28 batch; returns the loss."""
+    nn = lib.nn
+    model = nn.Sequential(
+        nn.Conv2d(1, 32, 3),
+        nn.ReLU(),
+        nn.Conv2d(32, 64, 3),
+        nn.ReLU(),
+        nn.MaxPool2d(2),
+        nn.Flatten(),
+        nn.Linear(64 * 12 * 12, 10),
+    )
+    init_from_numpy(lib, model, seed)
+    rng = np.random.default_rng(seed)
+    x = lib.tensor(rng.standard_normal((CNN_BATCH, 1, 28, 28)).astype(np.float32))
+    y = lib.tensor(rng.integers(0, 10, CNN_BATCH).astype(np.int64))
+    opt = lib.optim.Adam(model.parameters(), lr=LR)
+
+    def step() -> float:
+        opt.zero_grad()
+        loss = nn.functional.cross_entropy(model(x), y)
+        loss.backward()
+        opt.step()
+        return float(loss.item())
+
+    return step
+
+
+def transformer_step_fn(lib: Any, seed: int) -> Callable[[], float]:
+    """One Adam step of a Transformer encoder layer, loss ``out.pow(2).mean()``."""
+    layer = lib.nn.TransformerEncoderLayer(
+        TF_DMODEL, TF_HEADS, TF_FF, dropout=0.0, batch_first=True
+    )
+    init_from_numpy(lib, layer, seed)
+    rng = np.random.default_rng(seed + 1)
+    x = lib.tensor(rng.standard_normal((TF_BATCH, TF_SEQ, TF_DMODEL)).astype(np.float32))
+    opt = lib.optim.Adam(layer.parameters(), lr=LR)
+
+    def step() -> float:
+        opt.zero_grad()
+        loss = layer(x).pow(2).mean()
+        loss.backward()
+        opt.step()
+        return float(loss.item())
+
+    return step
+
+
+class SyntheticImages:
+    """Map-style dataset: item i is a (3, 32, 32) float32 array made from i, and a label."""
+
+    def __init__(self, n: int, seed: int) -> None:
+        self.n = n
+        self.base = np.random.default_rng(seed).standard_normal((3, 32, 32)).astype(np.float32)
+
+    def __len__(self) -> int:
+        return self.n
+
+    def __getitem__(self, i: int) -> tuple[np.ndarray, int]:
+        image = self.base * np.float32(1.0 + (i % 97) * 0.01) + np.float32(i % 13)
+        return image, i % 10
+
+
+def bench_loader(lib: Any, s: Settings, seed: int) -> dict[str, float]:
+    """Batches per second over one epoch with 2 workers (median over epochs)."""
+    loader = lib.utils.data.DataLoader(
+        SyntheticImages(s.loader_items, seed),
+        batch_size=LOADER_BATCH,
+        num_workers=LOADER_WORKERS,
+    )
+    rates = []
+    for _ in range(s.loader_epochs):
+        start = time.perf_counter()
+        batches = 0
+        for batch in loader:
+            batches += 1
+            images, labels = batch
+        rates.append(batches / (time.perf_counter() - start))
+    assert tuple(images.shape[1:]) == (3, 32, 32) and labels.shape[0] == images.shape[0]
+    return {"loader_bps": median(rates), "loader_batches": float(batches)}
+
+
+def bench_step(
+    key: str, make: Callable[[Any, int], Callable[[], float]], lib: Any, steps: int, warmup: int
+) -> Callable[[int], dict[str, float]]:
+    """A job timing ``steps`` training steps (ms median) and keeping the first/last loss."""
+
+    def run(seed: int) -> dict[str, float]:
+        step = make(lib, seed)
+        first = step()
+        samples = time_calls(step, steps, max(warmup - 1, 0))
+        last = step()
+        return {
+            f"{key}_ms": median(samples) * 1e3,
+            f"{key}_loss_first": first,
+            f"{key}_loss_last": last,
+        }
+
+    return run
+
+
+def profile_text(fn: Callable[[], object], calls: int, top: int = 20) -> str:
+    """cProfile of ``calls`` calls of ``fn``: the top functions by own time."""
+    import cProfile
+    import io
+    import pstats
+
+    fn()
+    profiler = cProfile.Profile()
+    profiler.enable()
+    for _ in range(calls):
+        fn()
+    profiler.disable()
+    out = io.StringIO()
+    pstats.Stats(profiler, stream=out).sort_stats("tottime").print_stats(top)
+    text = out.getvalue()
+    return text[text.find("   ncalls") :] if "   ncalls" in text else text
+
+
+def child_main(name: str, s: Settings, seed: int, profile: bool) -> None:
+    """Child entry point: run every workload and print the results as one JSON line."""
+    lib = load(name)
+    out: dict[str, Any] = {"library": {"version": lib.__version__}, "errors": {}}
+    if name == "torch":
+        out["library"]["threads"] = lib.get_num_threads()
+    jobs = {
+        "cnn": bench_step("cnn", cnn_step_fn, lib, s.cnn_steps, s.cnn_warmup),
+        "tf": bench_step("tf", transformer_step_fn, lib, s.tf_steps, s.tf_warmup),
+        "loader": lambda sd: bench_loader(lib, s, sd),
+    }
+    for job, run in jobs.items():
+        try:
+            out.update(run(seed))
+        except Exception:
+            out["errors"][job] = traceback.format_exc(limit=8)
+    if profile and name == "tensorkit":
+        try:
+            out["profile_cnn"] = profile_text(cnn_step_fn(lib, seed), 10)
+            out["profile_tf"] = profile_text(transformer_step_fn(lib, seed), 10)
+        except Exception:
+            out["errors"]["profile"] = traceback.format_exc(limit=8)
+    out["blas"] = blas_info()
+    sys.stdout.write(json.dumps(out) + "\n")
+
+
+# ---------------------------------------------------------------------------------- parent
+@dataclass(frozen=True)
+class Workload:
+    """A table row: result key, label, decimals, target ratio, and whether lower is better."""
+
+    key: str
+    label: str
+    digits: int
+    limit: float
+    lower_is_better: bool = True
+
+    def verdict(self, tk: float | None, torch: float | None) -> str:
+        """pass/FAIL against torch, n/a without both numbers."""
+        if tk is None or not torch or not tk:
+            return "n/a"
+        ratio = tk / torch if self.lower_is_better else torch / tk
+        return "pass" if ratio <= self.limit else "FAIL"
+
+    @property
+    def target(self) -> str:
+        if self.lower_is_better:
+            return f"<= {self.limit}x torch"
+        return f">= 1/{self.limit}x torch"
+
+
+WORKLOADS = (
+    Workload("cnn_ms", "a  CNN train step, 64x1x28x28, Adam (ms)", 2, 1.5),
+    Workload("tf_ms", "b  Transformer layer step, 16x128x128, Adam (ms)", 2, 1.3),
+    Workload("loader_bps", "c  DataLoader, 2 workers, batch 64 (batches/s)", 1, 1.2, False),
+)
+
+
+def collect(names: list[str], s: Settings, args: argparse.Namespace) -> dict[str, dict[str, Any]]:
+    """Run ``s.rounds`` alternating rounds of every library's child; errors are kept."""
+    results: dict[str, dict[str, Any]] = {name: {"errors": {}, "per_round": {}} for name in names}
+    for r in range(s.rounds):
+        for name in names:
+            print(f"  {name} (round {r + 1}/{s.rounds}) ...", file=sys.stderr, flush=True)
+            flags = ["--child", name, "--seed", str(args.seed)]
+            flags += ["--quick"] if args.quick else []
+            flags += ["--profile"] if args.profile and r == 0 else []
+            res = results[name]
+            try:
+                part = run_child([SCRIPT, *flags], args.threads)
+            except Exception as exc:
+                res["errors"][f"round {r + 1}"] = str(exc)
+                continue
+            res["errors"].update(part.pop("errors", {}))
+            for key, value in part.items():
+                if isinstance(value, float):
+                    res["per_round"].setdefault(key, []).append(value)
+                res[key] = value
+    for res in results.values():
+        for key, values in res["per_round"].items():
+            res[key] = median(values)
+    return results
+
+
+def report_lines(s: Settings, machine: dict[str, Any], results: dict[str, Any]) -> list[str]:
+    """Machine, versions, BLAS per child, loss checks, noise flags, as text lines."""
+    versions = "".join(
+        f", {n} {r['library']['version']}" for n, r in results.items() if "library" in r
+    )
+    lines = [
+        f"date: {machine['date']}",
+        f"machine: {machine['cpu']}, {machine['cores']} cores "
+        f"({machine['usable_cores']} usable), {machine['os']}",
+        f"python {machine['python']}, numpy {machine['numpy']}{versions}",
+        "threads: "
+        + (
+            "each library's default"
+            if machine["thread_cap"] is None
+            else f"capped at {machine['thread_cap']} (OMP/OPENBLAS/MKL_NUM_THREADS)"
+        ),
+        f"load average (1 min) at start {machine['load_start']:.2f}, at end "
+        f"{os.getloadavg()[0]:.2f}",
+    ]
+    for name, res in results.items():
+        pools = describe_pools(res.get("blas", []))
+        lines.append(f"BLAS in {name} child: " + ("; ".join(pools) or "none loaded"))
+        if "threads" in res.get("library", {}):
+            lines.append(f"  torch intra-op threads: {res['library']['threads']}")
+    cnn_total = s.cnn_steps + max(s.cnn_warmup, 1) + 1
+    tf_total = s.tf_steps + max(s.tf_warmup, 1) + 1
+    for key, title, total in (("cnn", "CNN", cnn_total), ("tf", "Transformer", tf_total)):
+        losses = [
+            f"{n} {r[f'{key}_loss_first']:.4f} -> {r[f'{key}_loss_last']:.4f}"
+            for n, r in results.items()
+            if f"{key}_loss_first" in r
+        ]
+        if losses:
+            lines.append(
+                f"{title} loss, step 1 -> step {total} (same initial weights): " + "; ".join(losses)
+            )
+    noisy = []
+    for w in WORKLOADS:
+        for name, res in results.items():
+            values = res["per_round"].get(w.key, [])
+            if len(values) > 1 and min(values) > 0 and max(values) / min(values) > NOISY:
+                span = f"{min(values):.{w.digits}f}-{max(values):.{w.digits}f}"
+                noisy.append(f"{w.label[:2].strip()} {name} {span}")
+    if noisy:
+        lines.append(f"NOISY (round medians differ by more than {NOISY}x): " + "; ".join(noisy))
+    lines.append(
+        f"timing: steps: median of {s.cnn_steps} (CNN) / {s.tf_steps} (Transformer) steps "
+        f"after warm-up; loader: median of {s.loader_epochs} epochs of {s.loader_items} items; "
+        f"{s.rounds} alternating rounds per library, median of the round medians"
+    )
+    return lines
+
+
+def parent_main(args: argparse.Namespace) -> int:
+    """Run the children, print the table and the report; 1 if anything failed."""
+    s = QUICK if args.quick else FULL
+    names = [args.only] if args.only else list(LIBRARIES)
+    machine = machine_info()
+    machine["load_start"] = os.getloadavg()[0]
+    machine["thread_cap"] = args.threads
+    notes = []
+    if "torch" in names and importlib.util.find_spec("torch") is None:
+        names.remove("torch")
+        notes.append("torch is not installed: its column is empty")
+    results = collect(names, s, args)
+    tk, th = results.get("tensorkit", {}), results.get("torch", {})
+    rows = []
+    for w in WORKLOADS:
+        a, b = tk.get(w.key), th.get(w.key)
+        rows.append(Row(w.label, a, b, w.target, w.verdict(a, b), w.digits))
+    info = report_lines(s, machine, results)
+    print(format_table(rows))
+    print()
+    print("\n".join(info + notes))
+    errors = [(n, job, text) for n, r in results.items() for job, text in r["errors"].items()]
+    for name, job, text in errors:
+        print(f"\nERROR in {name} {job}:\n{text.rstrip()}")
+    for name, res in results.items():
+        for key, title in (("profile_cnn", "CNN step x10"), ("profile_tf", "Transformer x10")):
+            if key in res:
+                print(f"\ncProfile, {name}, {title} (top by tottime):\n{res[key].rstrip()}")
+    if args.markdown:
+        print("\n" + format_table(rows, markdown=True) + "\n")
+        print("\n".join(f"- {line.strip()}" for line in info + notes))
+    if args.json:
+        payload = {"machine": machine, "settings": asdict(s), "results": results}
+        Path(args.json).write_text(json.dumps(payload, indent=1))
+    return 1 if errors else 0
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Parse the command line and run as parent or as child."""
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--quick", action="store_true", help="few repeats: a smoke run")
+    parser.add_argument("--only", choices=LIBRARIES, help="run one library only")
+    parser.add_argument("--markdown", action="store_true", help="also print a markdown table")
+    parser.add_argument("--profile", action="store_true", help="cProfile tensorkit's steps")
+    parser.add_argument("--json", metavar="PATH", help="write the raw results to PATH")
+    parser.add_argument(
+        "--threads", type=int, help="cap BLAS/OpenMP threads in the children (default: theirs)"
+    )
+    parser.add_argument("--seed", type=int, default=SEED, help="seed for weights and inputs")
+    parser.add_argument("--child", choices=LIBRARIES, help=argparse.SUPPRESS)
+    args = parser.parse_args(argv)
+    if args.child:
+        child_main(args.child, QUICK if args.quick else FULL, args.seed, args.profile)
+        return 0
+    return parent_main(args)
+
+
+if __name__ == "__main__":
+    sys.exit(main())
