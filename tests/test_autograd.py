@@ -531,3 +531,23 @@ def test_in_place_update_under_no_grad_keeps_views_in_sync():
     with tk.no_grad():
         p -= 0.5 * tk.ones(4)
     assert view.tolist() == [0.5, 0.5] and p._version == 1
+
+
+def test_paused_backward_leaves_grad_mode_to_the_user():
+    a, _, loss = _tiny_graph()
+    steps = tk.autograd.backward_steps(loss)
+    next(steps)
+    assert tk.is_grad_enabled()
+    assert (a * 2).requires_grad  # user code between steps still records
+    del steps  # closing the iterator early must not change the mode either
+    assert tk.is_grad_enabled()
+
+
+def test_backward_errors_name_the_failing_node():
+    x = leaf([1.0, 2.0])
+    y = x.exp()
+    loss = (y * 2).sum()
+    y.add_(1)
+    with pytest.raises(RuntimeError) as info:
+        loss.backward()
+    assert info.value.backward_node.name() == "MulBackward0"

@@ -17,7 +17,6 @@ from typing import Any
 from .. import _state
 from .._dtype import from_numpy_dtype
 from ..tensor import Tensor, wrap
-from .grad_mode import set_grad_enabled
 from .graph import AccumulateGrad, Node, edge_of
 
 __all__ = ["BackwardStep", "backward_steps", "backward", "grad"]
@@ -109,54 +108,65 @@ def _execute(
 
     index = 0
     pop, push = heapq.heappop, heapq.heappush
-    with set_grad_enabled(create_graph):
-        while ready:
-            node = pop(ready)[2]
-            buffer = pending.pop(node, None)
-            if buffer is None:  # no gradient reached this node
-                _release(node, dependencies, ready)
-                continue
+    while ready:
+        node = pop(ready)[2]
+        buffer = pending.pop(node, None)
+        if buffer is None:  # no gradient reached this node
+            _release(node, dependencies, ready)
+            continue
+        # Grad mode (and the phase observers read) change only while this node's work runs:
+        # between steps, a paused iterator leaves the user's modes as they were.
+        user_grad_mode = _state.grad_enabled
+        _state.grad_enabled = create_graph
+        watched = _state.observing
+        if watched:  # observers attribute the rule's ops to this node
+            previous = (_state.phase, _state.backward_node)
+            _state.phase, _state.backward_node = "backward", node
+        try:
             grads_in = tuple(buffer)
             if node._tensor_pre_hooks is not None or node._retain_grad_hooks is not None:
                 grads_in = _run_tensor_pre_hooks(node, grads_in)
             if targets and node in targets:
                 _capture(targets[node], grads_in, captured)
-            if needed is not None and node not in needed:
-                _release(node, dependencies, ready)
-                continue
-            watched = _state.observing
-            if watched:  # observers attribute the rule's ops to this node
-                previous = (_state.phase, _state.backward_node)
-                _state.phase, _state.backward_node = "backward", node
-            try:
-                if type(node) is AccumulateGrad:
-                    _accumulate(node, grads_in[0], create_graph)
-                    grads_out: tuple = ()
-                else:
-                    grads_out = _run_node(node, grads_in)
-                    if not retain_graph and (
-                        node._saved_inputs is not None or node._saved_outputs is not None
-                    ):
-                        node.free_saved()
-                    _send(node, grads_out, pending)
-            finally:
-                if watched:
-                    _state.phase, _state.backward_node = previous
-            step = None
-            if describe or _state.observers:
-                leaf = node.variable if type(node) is AccumulateGrad else None
-                step = BackwardStep(index, node, grads_in, grads_out, leaf)
-                if _state.observers:
-                    _notify_step(step)
-            yield step
-            index += 1
-            for edge in node.edges:
-                if edge is not None:
-                    child = edge[0]
-                    remaining = dependencies[child] - 1
-                    dependencies[child] = remaining
-                    if remaining == 0:
-                        push(ready, (-child.seq, id(child), child))
+            skipped = needed is not None and node not in needed
+            if skipped:
+                pass
+            elif type(node) is AccumulateGrad:
+                _accumulate(node, grads_in[0], create_graph)
+                grads_out: tuple = ()
+            else:
+                grads_out = _run_node(node, grads_in)
+                if not retain_graph and (
+                    node._saved_inputs is not None or node._saved_outputs is not None
+                ):
+                    node.free_saved()
+                _send(node, grads_out, pending)
+        except Exception as error:
+            if getattr(error, "backward_node", None) is None:
+                error.backward_node = node  # tools (the notebook stepper) show where it failed
+            raise
+        finally:
+            _state.grad_enabled = user_grad_mode
+            if watched:
+                _state.phase, _state.backward_node = previous
+        if skipped:
+            _release(node, dependencies, ready)
+            continue
+        step = None
+        if describe or _state.observers:
+            leaf = node.variable if type(node) is AccumulateGrad else None
+            step = BackwardStep(index, node, grads_in, grads_out, leaf)
+            if _state.observers:
+                _notify_step(step)
+        yield step
+        index += 1
+        for edge in node.edges:
+            if edge is not None:
+                child = edge[0]
+                remaining = dependencies[child] - 1
+                dependencies[child] = remaining
+                if remaining == 0:
+                    push(ready, (-child.seq, id(child), child))
     return captured
 
 

@@ -1,0 +1,264 @@
+"""Step through ``tk.autograd.backward_steps`` one node at a time, forwards and backwards.
+
+``previous()`` replays: it restores every leaf's ``.grad`` to what it was before the stepper
+started, then runs the engine again up to the step before (so the graph must be retained).
+Between steps the caller's grad mode is in force (the engine's own mode is set around each
+step). ``total_steps`` is the number of nodes reachable from the loss (the engine's dependency
+count): exact unless a rule returns no gradient for an input that requires one, in which case
+that node is skipped and the total is corrected once the end is reached (``total_exact``).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable, Iterator
+from typing import Any
+
+import numpy as np
+
+from ..autograd.engine import BackwardStep, backward_steps
+from ..autograd.grad_mode import is_grad_enabled, no_grad, set_grad_enabled
+from ..autograd.graph import AccumulateGrad, Node
+from ..tensor import Tensor
+from .describe import chain_products, describe_error, describe_rule
+from .values import tensor_payload
+from .walk import backward_nodes, node_ids, root_nodes
+
+__all__ = ["BackwardStepper"]
+
+Target = str | Node | Callable[[BackwardStep], bool]
+
+
+class BackwardStepper:
+    """Drive the backward pass of ``loss`` (``gradient`` seeds a non-scalar one) step by step;
+    ``state()`` gives plain data.
+
+    Breakpoints stop ``run_to`` and ``run_to_end`` after the step that triggers them:
+    ``break_on_nonfinite`` (a NaN or inf gradient produced), ``break_at`` (node ids or nodes),
+    ``max_grad_norm`` (a produced gradient's L2 norm above the bound).
+    """
+
+    def __init__(
+        self,
+        loss: Tensor,
+        *,
+        retain_graph: bool = True,
+        gradient: Tensor | None = None,
+        break_on_nonfinite: bool = False,
+        break_at: Iterable[str | Node] = (),
+        max_grad_norm: float | None = None,
+    ) -> None:
+        self.loss = loss
+        self.retain_graph = retain_graph
+        self.gradient = gradient
+        self.break_on_nonfinite = break_on_nonfinite
+        self.max_grad_norm = max_grad_norm
+        roots = root_nodes(loss)
+        if not roots:
+            raise RuntimeError("the loss does not require grad and has no grad_fn")
+        self._order = backward_nodes(roots)
+        self.ids = node_ids(self._order)
+        self._nodes = {node_id: node for node, node_id in self.ids.items()}
+        self.break_at = {self.node(n) for n in break_at}
+        self._leaves = [(n, n.variable) for n in self._order if type(n) is AccumulateGrad]
+        self._initial_grads = [leaf.grad for _, leaf in self._leaves]
+        self._saved = {n: n.saved_summary() for n in self._order}
+        self.total_steps = len(self._order)
+        self.total_exact = False
+        self._steps: list[BackwardStep] = []
+        self._iterator: Iterator[BackwardStep] | None = None
+        self._hooks: list[Any] = []
+        self._running: list[Node | None] = [None]  # set by pre-hooks: the node now running
+        self.done = False
+        self.error: dict | None = None
+        self.stopped_by: dict | None = None
+
+    # ------------------------------------------------------------------------ moving
+    def node(self, key: str | Node) -> Node:
+        """The node with id ``key`` (or ``key`` itself, if it is a node of this graph)."""
+        node = self._nodes.get(key) if isinstance(key, str) else key
+        if node not in self.ids:
+            raise KeyError(f"no node {key!r} in this backward graph")
+        return node
+
+    @property
+    def current_step(self) -> BackwardStep | None:
+        """The step that ran last (None before the first)."""
+        return self._steps[-1] if self._steps else None
+
+    @property
+    def position(self) -> int:
+        """How many steps have run."""
+        return len(self._steps)
+
+    def next(self) -> dict:
+        """Run one step (breakpoints are only reported) and return the state."""
+        self.stopped_by = None
+        step = self._advance()
+        if step is not None:
+            self.stopped_by = self._breakpoint(step)
+        return self.state()
+
+    def run_to(self, target: Target) -> dict:
+        """Run until the step of ``target`` (a node id, a node, or a predicate on steps) has
+        run, a breakpoint triggers, the pass ends or fails."""
+        if callable(target) and not isinstance(target, Node):
+            return self._run(target)
+        wanted = self.node(target)
+        return self._run(lambda step: step.node is wanted)
+
+    def run_to_end(self) -> dict:
+        """Run until a breakpoint triggers, the pass ends or fails."""
+        return self._run(lambda step: False)
+
+    def previous(self) -> dict:
+        """Go back one step: restore the leaves' gradients and replay up to the step before."""
+        if not self.retain_graph:
+            raise RuntimeError("previous() replays the backward pass: use retain_graph=True")
+        target = max(self.position - 1, 0)
+        self.reset()
+        while self.position < target and self._advance() is not None:
+            pass
+        return self.state()
+
+    def reset(self) -> dict:
+        """Back to before the first step, with every leaf's ``.grad`` as it was then."""
+        self._close()
+        for (_, leaf), grad in zip(self._leaves, self._initial_grads, strict=True):
+            leaf.grad = grad
+        self._steps = []
+        self.done = False
+        self.error = None
+        self.stopped_by = None
+        return self.state()
+
+    def _run(self, matches: Callable[[BackwardStep], bool]) -> dict:
+        self.stopped_by = None
+        while True:
+            step = self._advance()
+            if step is None:
+                break
+            self.stopped_by = self._breakpoint(step)
+            if self.stopped_by is None and matches(step):
+                self.stopped_by = {"kind": "target", "node": self.ids[step.node]}
+            if self.stopped_by is not None:
+                break
+        return self.state()
+
+    def _advance(self) -> BackwardStep | None:
+        if self.done or self.error is not None:
+            return None
+        if self._iterator is None:
+            self._start()
+        outer = is_grad_enabled()
+        try:
+            step = self._resume(self._iterator)
+        except StopIteration:
+            self.done = True
+            self.total_steps, self.total_exact = self.position, True
+            self._close()
+            return None
+        except Exception as error:  # reported in state(), as the pass cannot continue
+            self.error = describe_error(error, self._running[0], self.ids)
+            self._close()
+            return None
+        finally:
+            set_grad_enabled(outer)
+        self._running[0] = None
+        self._steps.append(step)
+        return step
+
+    def _resume(self, iterator: Iterator[BackwardStep]) -> BackwardStep:
+        """The next step. The engine holds its grad mode across yields and restores, on exit,
+        the mode it first saw: so it is first entered in the caller's mode (restored even if
+        the paused engine is only closed by the garbage collector), later resumed in its own."""
+        if not self._steps:
+            return next(iterator)
+        with no_grad():
+            return next(iterator)
+
+    def _start(self) -> None:
+        for node in self._order:
+            if type(node) is not AccumulateGrad:
+                self._hooks.append(node.register_prehook(_entering(node, self._running)))
+        self._iterator = backward_steps(self.loss, self.gradient, retain_graph=self.retain_graph)
+
+    def _close(self) -> None:
+        for handle in self._hooks:
+            handle.remove()
+        self._hooks = []
+        if self._iterator is not None:
+            self._iterator.close()
+            self._iterator = None
+        self._running[0] = None
+
+    # ------------------------------------------------------------------- breakpoints
+    def _breakpoint(self, step: BackwardStep) -> dict | None:
+        node_id = self.ids[step.node]
+        if step.node in self.break_at:
+            return {"kind": "node", "node": node_id}
+        for position, g in _produced(step):
+            data = np.asarray(g.detach().cpu()._data)
+            if self.break_on_nonfinite and not np.isfinite(data).all():
+                return {"kind": "nonfinite", "node": node_id, "position": position}
+            if self.max_grad_norm is not None:
+                norm = float(np.linalg.norm(data.reshape(-1)))
+                if norm > self.max_grad_norm:
+                    return {"kind": "norm", "node": node_id, "position": position, "norm": norm}
+        return None
+
+    # ------------------------------------------------------------------------- state
+    def state(self) -> dict:
+        """Plain data for the current position.
+
+        ``position`` (steps run), ``total_steps``, ``total_exact``, ``done``, ``stopped_by``
+        (the breakpoint or target that stopped a run), ``error`` (the failing node, message and
+        in-place culprit), ``step`` (the last step: node, rule, ``grads_in``, ``grads_out`` per
+        input with the node they flow to, ``saved`` tensors, ``chain`` products for scalar
+        nodes) and ``leaf_grads`` (each leaf's ``.grad`` now). Tensors are payloads from
+        :func:`~tensorkit.notebook.values.tensor_payload`.
+        """
+        return {
+            "position": self.position,
+            "total_steps": self.total_steps,
+            "total_exact": self.total_exact,
+            "done": self.done,
+            "stopped_by": self.stopped_by,
+            "error": self.error,
+            "step": self._describe(self._steps[-1]) if self._steps else None,
+            "leaf_grads": [
+                {"id": self.ids[node], "shape": list(leaf.shape), "grad": tensor_payload(leaf.grad)}
+                for node, leaf in self._leaves
+            ],
+        }
+
+    def _describe(self, step: BackwardStep) -> dict:
+        node = step.node
+        targets = [None if e is None else self.ids[e[0]] for e in node.edges]
+        return {
+            "index": step.index,
+            "node": {"id": self.ids[node], "name": node.name()},
+            "rule": describe_rule(node),
+            "grads_in": [tensor_payload(g) for g in step.grads_in],
+            "grads_out": [
+                {"position": i, "to": targets[i], "grad": tensor_payload(g)}
+                for i, g in enumerate(step.grads_out)
+            ],
+            "saved": [{**s, "freed": node._freed} for s in self._saved[node]],
+            "chain": chain_products(node, step.grads_in, step.grads_out),
+        }
+
+
+def _produced(step: BackwardStep) -> list[tuple[int, Tensor]]:
+    """The gradients a step produced (for a leaf, the gradient it accumulated)."""
+    grads = step.grads_in if step.leaf is not None else step.grads_out
+    return [(i, g) for i, g in enumerate(grads) if g is not None]
+
+
+def _entering(node: Node, running: list[Node | None]) -> Callable[[tuple], None]:
+    """A pre-hook noting that ``node``'s rule is about to run (to name it if it fails). It
+    holds only the one-slot list, so a stepper left mid-pass is not kept alive by the graph."""
+
+    def hook(grads: tuple) -> None:
+        running[0] = node
+
+    return hook
