@@ -132,8 +132,22 @@ _install_random_methods()
 _install_sharing()
 
 
-def __getattr__(name: str):
-    if name in ("linalg", "func", "array_api", "optim", "utils", "nn", "profiler", "memory"):
+_LAZY_SUBMODULES = (
+    "linalg",
+    "func",
+    "array_api",
+    "optim",
+    "utils",
+    "nn",
+    "profiler",
+    "memory",
+    "notebook",
+)
+
+
+def __getattr__(name: str) -> object:
+    """Load the larger submodules on first use, which keeps ``import tensorkit`` fast."""
+    if name in _LAZY_SUBMODULES:
         import importlib
 
         module = importlib.import_module(f"{__name__}.{name}")
