@@ -9,11 +9,15 @@ What it does not count: tensors made by factory functions (``tk.ones``, ``tk.ten
 which are not ops), ops run while no memory-recording profiler is active, temporaries an op
 allocates and frees inside its own forward, NumPy's allocator slack, and Python objects.
 It is tensorkit's own bookkeeping, not the process's RSS or a tracemalloc measurement.
+
+For a CUDA device ("cuda", "cuda:N") the functions below answer with ``tk.cuda``'s view of
+CuPy's memory pool instead.
 """
 
 from __future__ import annotations
 
 import weakref
+from types import ModuleType
 from typing import Any
 
 __all__ = [
@@ -108,26 +112,44 @@ def _name(device: Any) -> str:
     return "cpu" if device is None else str(device)
 
 
+def _cuda(device: Any) -> ModuleType | None:
+    """``tk.cuda`` when ``device`` names a CUDA device, else None."""
+    if device is None or not str(device).startswith("cuda"):
+        return None
+    from . import cuda
+
+    return cuda
+
+
 def memory_allocated(device: Any = None) -> int:
     """Bytes of counted buffers alive now on ``device`` (default: the CPU)."""
+    if (cuda := _cuda(device)) is not None:
+        return cuda.memory_allocated(device)
     counters = _counters.get(_name(device))
     return 0 if counters is None else counters.current
 
 
 def max_memory_allocated(device: Any = None) -> int:
     """The most counted bytes alive at once on ``device`` since the last peak reset."""
+    if (cuda := _cuda(device)) is not None:
+        return cuda.max_memory_allocated(device)
     counters = _counters.get(_name(device))
     return 0 if counters is None else counters.peak
 
 
 def reset_peak_memory_stats(device: Any = None) -> None:
     """Start peak tracking afresh: the peak becomes what is allocated now."""
+    if (cuda := _cuda(device)) is not None:
+        cuda.reset_peak_memory_stats(device)
+        return
     counters = _device_counters(_name(device))
     counters.peak = counters.current
 
 
 def memory_stats(device: Any = None) -> dict[str, int]:
     """PyTorch-style flat statistics for ``device`` (only the keys this accounting knows)."""
+    if (cuda := _cuda(device)) is not None:
+        return cuda.memory_stats(device)
     c = _counters.get(_name(device)) or _Counters()
     return {
         "allocated_bytes.all.current": c.current,
