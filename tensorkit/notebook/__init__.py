@@ -1,11 +1,36 @@
 """Plain, JSON-serializable data models for notebook views of the autograd machinery.
 
-Each view is a data model built here plus a thin front end elsewhere; nothing in this package
-imports ipywidgets, anywidget or matplotlib.
+Each view is a data model built here plus a thin front end: the widgets in
+:mod:`tensorkit.notebook.widgets`, the only module that imports anywidget and ipywidgets. It is
+imported lazily by :func:`show` and :func:`step_backward`, so this package works without them.
 """
 
 from .check import check_graph, check_node
 from .graph_model import build_graph, to_text
 from .stepper import BackwardStepper
 
-__all__ = ["BackwardStepper", "build_graph", "check_graph", "check_node", "to_text"]
+__all__ = [
+    "BackwardStepper",
+    "build_graph",
+    "check_graph",
+    "check_node",
+    "show",
+    "step_backward",
+    "to_text",
+]
+
+
+def show(source, **kwargs):
+    """A graph widget of a Tape or a tensor's backward graph (needs anywidget); see
+    :func:`tensorkit.notebook.widgets.show`."""
+    from .widgets import show as _show
+
+    return _show(source, **kwargs)
+
+
+def step_backward(loss, **kwargs):
+    """A backward stepper widget over ``loss`` (needs anywidget); see
+    :func:`tensorkit.notebook.widgets.step_backward`."""
+    from .widgets import step_backward as _step_backward
+
+    return _step_backward(loss, **kwargs)

@@ -1,0 +1,177 @@
+"""The notebook widgets: traits equal the data models, the stepper's action protocol, the
+static SVG fallback, the bundles' freshness, and saved widget state from a headless run."""
+
+from __future__ import annotations
+
+import importlib.util
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+import tensorkit as tk
+from tensorkit.notebook import BackwardStepper, build_graph
+
+pytest.importorskip("anywidget", reason="the widgets need anywidget (the notebook extra)")
+
+from tensorkit.notebook import widgets
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+def _model(seed: int = 0) -> tuple[tk.Tensor, tk.autograd.Tape]:
+    tk.manual_seed(seed)
+    w = tk.randn(3, 2, requires_grad=True)
+    b = tk.randn(2, requires_grad=True)
+    x = tk.randn(4, 3)
+    with tk.autograd.Tape() as tape:
+        h = x @ w + b
+        loss = (h.tanh() * h).sum()
+    return loss, tape
+
+
+def test_package_imports_without_widgets() -> None:
+    code = "import sys, tensorkit.notebook as nb; print('anywidget' in sys.modules, nb.show)"
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert out.stdout.startswith("False ")
+
+
+def test_graph_widget_traits() -> None:
+    loss, tape = _model()
+    widget = tk.notebook.show(tape)
+    assert isinstance(widget, widgets.GraphWidget)
+    assert widget.graph == build_graph(tape)
+    assert (widget.selected, widget.collapsed, widget.color_by) == ("", [], "none")
+    assert "tensorkit widgets bundle" in widget._esm
+    assert ".tk-node" in widget._css
+    assert tk.notebook.show(loss).graph == build_graph(loss)
+    widget.color_by = "time"
+    with pytest.raises(Exception, match="color_by"):
+        widget.color_by = "rainbow"
+
+
+def test_stepper_actions_match_backward_stepper() -> None:
+    loss, _ = _model()
+    widget = tk.notebook.step_backward(loss)
+    loss_again, _ = _model()
+    reference = BackwardStepper(loss_again)
+    assert isinstance(widget, widgets.StepperWidget)
+    assert widget.graph == build_graph(loss)
+    assert widget.state == reference.state()
+    for action, expected in [
+        ("next", reference.next),
+        ("next", reference.next),
+        ("previous", reference.previous),
+        ("next", reference.next),
+        ("reset", reference.reset),
+        ("run_to_end", reference.run_to_end),
+    ]:
+        widget.action = action  # as the front end does
+        assert widget.action == ""
+        assert widget.state == expected()
+    assert widget.state["done"] and widget.state["position"] == 7
+
+
+def test_stepper_rejects_unknown_action_and_clears_it() -> None:
+    loss, _ = _model()
+    widget = tk.notebook.step_backward(loss)
+    with pytest.raises(ValueError, match="unknown stepper action"):
+        widget.action = "jump"
+    assert widget.action == "" and widget.state["position"] == 0
+
+
+def test_static_fallback_draws_every_node() -> None:
+    _, tape = _model()
+    widget = tk.notebook.show(tape)
+    graph = widget.graph
+    page = widget._repr_html_()
+    assert page.count("<svg") == 1
+    nodes = re.findall(r'<g class="tk-node tk-(\w+)" data-id="([^"]+)"', page)
+    assert sorted(i for _, i in nodes) == sorted(n["id"] for n in graph["nodes"])
+    assert {k for k, _ in nodes} == {"tensor", "op"}
+    assert page.count('class="tk-edge"') == len(graph["edges"])
+    bundle = widget._repr_mimebundle_()
+    data = bundle[0] if isinstance(bundle, tuple) else bundle
+    assert data["text/html"] == page
+    assert "application/vnd.jupyter.widget-view+json" in data
+
+
+def _check_bundle():
+    spec = importlib.util.spec_from_file_location(
+        "check_bundle", ROOT / "widgets" / "check_bundle.py"
+    )
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def test_bundles_match_sources_by_hash() -> None:
+    assert _check_bundle().check_hashes() == []
+
+
+def test_bundle_hash_notices_a_changed_source(tmp_path: Path) -> None:
+    check = _check_bundle()
+    src = tmp_path / "src"
+    src.mkdir()
+    for path in check.SRC.iterdir():
+        (src / path.name).write_bytes(path.read_bytes())
+    assert check.source_hash(src) == check.source_hash()
+    (src / "layout.js").write_text("// changed\n", encoding="utf-8")
+    assert check.source_hash(src) != check.source_hash()
+
+
+def test_bundles_match_a_fresh_build() -> None:
+    check = _check_bundle()
+    if not check.can_rebuild():
+        pytest.skip("node or the pinned esbuild is missing (npm --prefix widgets ci)")
+    assert check.check_rebuild() == []
+
+
+NOTEBOOK_CELLS = [
+    "import tensorkit as tk\n"
+    "tk.manual_seed(0)\n"
+    "w = tk.randn(3, 2, requires_grad=True)\n"
+    "with tk.autograd.Tape() as tape:\n"
+    "    loss = (tk.randn(4, 3) @ w).tanh().sum()\n"
+    "graph = tk.notebook.show(tape)\n"
+    "graph",
+    "stepper = tk.notebook.step_backward(loss)\nstepper.action = 'next'\nstepper",
+]
+
+
+def test_nbclient_saves_widget_state(tmp_path: Path) -> None:
+    nbformat = pytest.importorskip("nbformat")
+    nbclient = pytest.importorskip("nbclient")
+    pytest.importorskip("ipykernel")
+    from jupyter_client.kernelspec import KernelSpecManager, NoSuchKernel
+
+    try:
+        KernelSpecManager().get_kernel_spec("python3")
+    except NoSuchKernel:
+        pytest.skip("no python3 Jupyter kernel installed")
+    nb = nbformat.v4.new_notebook()
+    nb.metadata["kernelspec"] = {
+        "name": "python3",
+        "display_name": "Python 3",
+        "language": "python",
+    }
+    nb.cells = [nbformat.v4.new_code_cell(source) for source in NOTEBOOK_CELLS]
+    client = nbclient.NotebookClient(
+        nb, timeout=120, kernel_name="python3", resources={"metadata": {"path": str(ROOT)}}
+    )
+    client.execute()
+    state = nb.metadata["widgets"]["application/vnd.jupyter.widget-state+json"]["state"]
+    models = []
+    for cell, bundle in zip(nb.cells, ("graph.js", "stepper.js"), strict=True):
+        data = cell.outputs[0]["data"]
+        model_id = data["application/vnd.jupyter.widget-view+json"]["model_id"]
+        assert model_id in state
+        model = state[model_id]["state"]
+        assert model["_esm"] == (ROOT / "tensorkit/notebook/static" / bundle).read_text()
+        assert "<svg" in data["text/html"]
+        models.append(model)
+    assert {n["op"] for n in models[0]["graph"]["nodes"]} >= {"matmul", "tanh", "sum"}
+    assert models[1]["state"]["position"] == 1 and models[1]["action"] == ""
+    nbformat.validate(nb)

@@ -1,0 +1,91 @@
+/**
+ * Small DOM helpers shared by the widgets: element creation, tensor payload tables and the
+ * node details panel.
+ */
+
+import { nodeLabel, numberText, shapeText, summaryText } from "./format.js";
+
+const SVG_NS = "http://www.w3.org/2000/svg";
+
+/**
+ * An HTML element with a class name, attributes and children (strings become text).
+ * @param {string} tag
+ * @param {object} [attrs] `class`, `text` and plain attributes
+ * @param {(Node|string)[]} [children]
+ * @returns {HTMLElement}
+ */
+export function h(tag, attrs = {}, children = []) {
+  return fill(document.createElement(tag), attrs, children);
+}
+
+/**
+ * An SVG element, like {@link h}.
+ * @param {string} tag
+ * @param {object} [attrs]
+ * @param {(Node|string)[]} [children]
+ * @returns {SVGElement}
+ */
+export function s(tag, attrs = {}, children = []) {
+  return fill(document.createElementNS(SVG_NS, tag), attrs, children);
+}
+
+function fill(element, attrs, children) {
+  for (const [key, value] of Object.entries(attrs)) {
+    if (value == null) continue;
+    if (key === "text") element.textContent = value;
+    else element.setAttribute(key, String(value));
+  }
+  for (const child of children) element.append(child);
+  return element;
+}
+
+/**
+ * A tensor payload (see tensorkit.notebook.values.tensor_payload) as a small table of
+ * numbers (up to 2-D), or as its summary line and shape for larger or deeper ones.
+ * @param {object|null} payload
+ * @returns {HTMLElement}
+ */
+export function payloadView(payload) {
+  if (payload == null) return h("span", { class: "tk-muted", text: "None" });
+  const head = `${shapeText(payload.shape)} ${payload.dtype}`;
+  const values = payload.values;
+  if (values === undefined || payload.shape.length > 2) {
+    const text = values === undefined ? summaryText(payload.summary) : "values hidden (> 2-D)";
+    return h("div", { class: "tk-payload" }, [h("div", { class: "tk-muted", text: head }), text]);
+  }
+  const rank = payload.shape.length;
+  const rows = rank === 0 ? [[values]] : rank === 1 ? [values] : values;
+  const table = h(
+    "table",
+    { class: "tk-values" },
+    rows.map((row) => h("tr", {}, row.map((v) => h("td", { text: numberText(v) })))),
+  );
+  return h("div", { class: "tk-payload" }, [h("div", { class: "tk-muted", text: head }), table]);
+}
+
+/**
+ * Definition-list rows describing a graph node: kind, shapes, dtypes, call site, summary.
+ * @param {object|null} node
+ * @returns {HTMLElement}
+ */
+export function nodeDetails(node) {
+  if (!node) return h("div", { class: "tk-muted", text: "Click a node to see its details." });
+  const shapes = node.shapes || { in: [], out: [] };
+  const rows = [
+    ["node", `${node.id}: ${nodeLabel(node)}`],
+    ["kind", node.kind],
+    ["grad_fn", node.grad_fn],
+    ["inputs", (shapes.in || []).map(shapeText).join(", ")],
+    ["outputs", (shapes.out || []).map(shapeText).join(", ")],
+    ["dtypes", (node.dtypes || []).join(", ")],
+    ["device", node.device],
+    ["module", node.module],
+    ["call site", node.call_site],
+    ["values", summaryText(node.summary)],
+  ].filter(([, value]) => value);
+  return h(
+    "dl",
+    { class: "tk-details" },
+    rows.flatMap(([key, value]) => [h("dt", { text: key }), h("dd", { text: value })]),
+  );
+}
