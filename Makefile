@@ -25,6 +25,8 @@ test: $(VENV)/.test
 	$(PY) -m ruff check tensorkit tests bench
 	$(PY) -m ruff format --check tensorkit tests bench
 	$(PY) -m pytest $(PYTEST_ARGS)
+	@if command -v node >/dev/null; then node --test widgets/test/*.test.mjs; \
+	else echo "node is not installed: widget JS tests not run"; fi
 
 clean:
 	rm -rf $(VENV) .pytest_cache .ruff_cache
