@@ -4,8 +4,8 @@ Average pooling, adaptive average pooling and interpolation are separable: each 
 ``resample`` (see conv.py) per spatial axis through a table of window positions and weights,
 so nothing larger than the output is built and the gradient is the transposed table. Max
 pooling finds each window's argmax with one vectorized pass per kernel offset (the first
-maximum on ties, the last NaN, as PyTorch) and reads the values with ``gather``, whose
-gradient routes to the argmax.
+maximum on ties, the last NaN, as PyTorch) and reads the values through the flat argmax;
+the gradient is written back there (plain assignment when no two windows share a position).
 """
 
 from __future__ import annotations
@@ -14,8 +14,8 @@ import math
 from collections.abc import Iterator, Sequence
 from typing import Any
 
+from ..._backend import add_at
 from ...ops._apply import OpDef, apply
-from ...ops.indexing import gather
 from ...tensor import Tensor
 from .conv import ntuple, resample
 
@@ -218,11 +218,52 @@ def _argmax_no_padding(xp: Any, x: Any, tables: tuple) -> Any:
 _WINDOW_ARGMAX = OpDef("window_argmax", _window_argmax_forward, None)
 
 
+def _window_max_forward(xp: Any, x: Any, flat: Any, disjoint: bool) -> Any:
+    """``x`` (N, C, *S) read at ``flat``, positions into the flattened ``x`` (``disjoint``, no
+    position repeats, is for the gradient)."""
+    return x.reshape(-1)[flat]
+
+
+def _window_max_backward_forward(xp: Any, g: Any, flat: Any, shape: tuple, disjoint: bool) -> Any:
+    """Zeros of ``shape`` with ``g`` added at ``flat`` (assigned when no position repeats)."""
+    out = xp.zeros(math.prod(shape), g.dtype)
+    if disjoint:
+        out[flat] = g
+    else:
+        add_at(xp, out, flat, g)
+    return out.reshape(shape)
+
+
+_WINDOW_MAX = OpDef(
+    "max_pool",
+    _window_max_forward,
+    lambda ctx, g: apply(_WINDOW_MAX_BACKWARD, g, shape=ctx.input_meta[0][0], **ctx.attrs),
+)
+_WINDOW_MAX_BACKWARD = OpDef(
+    "max_pool_backward",
+    _window_max_backward_forward,
+    lambda ctx, gg: apply(_WINDOW_MAX, gg, flat=ctx.attrs["flat"], disjoint=ctx.attrs["disjoint"]),
+)
+
+
+def _disjoint(xp: Any, tables: list) -> bool:
+    """Whether no two windows share an input position (no table repeats a real position)."""
+    for table in tables:
+        used = table[table >= 0]
+        if xp.unique(used).size != used.size:
+            return False
+    return True
+
+
 def _max_over_windows(
     x: Tensor, tables: list, return_indices: bool, batched: bool
 ) -> Tensor | tuple[Tensor, Tensor]:
     indices = apply(_WINDOW_ARGMAX, x, tables=tuple(tables))
-    values = gather(x.flatten(2), 2, indices.flatten(2)).reshape(indices.shape)
+    xp = x.device.xp
+    planes, plane = math.prod(x.shape[:2]), math.prod(x.shape[2:])
+    base = (xp.arange(planes) * plane).reshape(x.shape[:2] + (1,) * (x.ndim - 2))
+    flat = indices._data + base
+    values = apply(_WINDOW_MAX, x, flat=flat, disjoint=_disjoint(xp, tables))
     values, indices = _unbatch(values, batched), _unbatch(indices, batched)
     return (values, indices) if return_indices else values
 
