@@ -238,3 +238,34 @@ def format_table(rows: Sequence[Row], markdown: bool = False) -> str:
 
     rule = "  ".join("-" * w for w in widths)
     return "\n".join([line(HEADER), rule, *(line(cells) for cells in body)])
+
+
+def print_report(
+    rows: Sequence[Row],
+    info: list[str],
+    results: dict[str, Any],
+    profiles: Sequence[tuple[str, str]],
+    *,
+    markdown: bool,
+    json_path: str | None,
+    payload: dict[str, Any],
+) -> int:
+    """Print the table, the run's notes, any child errors and cProfile texts (``profiles``
+    names result keys and their titles), then the markdown and JSON forms when asked.
+    Returns the exit status: 1 when a child reported an error."""
+    print(format_table(rows))
+    print()
+    print("\n".join(info))
+    errors = [(n, job, text) for n, r in results.items() for job, text in r["errors"].items()]
+    for name, job, text in errors:
+        print(f"\nERROR in {name} {job}:\n{text.rstrip()}")
+    for name, res in results.items():
+        for key, title in profiles:
+            if key in res:
+                print(f"\ncProfile, {name}, {title} (top by tottime):\n{res[key].rstrip()}")
+    if markdown:
+        print("\n" + format_table(rows, markdown=True) + "\n")
+        print("\n".join(f"- {line.strip()}" for line in info))
+    if json_path:
+        Path(json_path).write_text(json.dumps(payload, indent=1))
+    return 1 if errors else 0

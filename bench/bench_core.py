@@ -33,10 +33,10 @@ from _harness import (
     Row,
     blas_info,
     describe_pools,
-    format_table,
     machine_info,
     median,
     peak_rss_bytes,
+    print_report,
     reset_peak_rss,
     rss_bytes,
     run_child,
@@ -604,23 +604,16 @@ def parent_main(args: argparse.Namespace) -> int:
     results = collect(names, s, args)
     rows = build_rows(s, results)
     info = report_lines(s, machine, results)
-    print(format_table(rows))
-    print()
-    print("\n".join(info + notes))
-    errors = [(n, job, text) for n, r in results.items() for job, text in r["errors"].items()]
-    for name, job, text in errors:
-        print(f"\nERROR in {name} {job}:\n{text.rstrip()}")
-    for name, res in results.items():
-        for key, title in (("profile_chain", "tiny-op chain fwd+bwd x100"), ("profile_mlp", "MLP")):
-            if key in res:
-                print(f"\ncProfile, {name}, {title} (top by tottime):\n{res[key].rstrip()}")
-    if args.markdown:
-        print("\n" + format_table(rows, markdown=True) + "\n")
-        print("\n".join(f"- {line.strip()}" for line in info + notes))
-    if args.json:
-        payload = {"machine": machine, "settings": asdict(s), "results": results}
-        Path(args.json).write_text(json.dumps(payload, indent=1))
-    return 1 if errors else 0
+    payload = {"machine": machine, "settings": asdict(s), "results": results}
+    return print_report(
+        rows,
+        info + notes,
+        results,
+        (("profile_chain", "tiny-op chain fwd+bwd x100"), ("profile_mlp", "MLP")),
+        markdown=args.markdown,
+        json_path=args.json,
+        payload=payload,
+    )
 
 
 def main(argv: list[str] | None = None) -> int:

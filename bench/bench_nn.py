@@ -31,9 +31,9 @@ from _harness import (
     Row,
     blas_info,
     describe_pools,
-    format_table,
     machine_info,
     median,
+    print_report,
     run_child,
     time_calls,
 )
@@ -373,23 +373,16 @@ def parent_main(args: argparse.Namespace) -> int:
         a, b = tk.get(w.key), th.get(w.key)
         rows.append(Row(w.label, a, b, w.target, w.verdict(a, b), w.digits))
     info = report_lines(s, machine, results)
-    print(format_table(rows))
-    print()
-    print("\n".join(info + notes))
-    errors = [(n, job, text) for n, r in results.items() for job, text in r["errors"].items()]
-    for name, job, text in errors:
-        print(f"\nERROR in {name} {job}:\n{text.rstrip()}")
-    for name, res in results.items():
-        for key, title in (("profile_cnn", "CNN step x10"), ("profile_tf", "Transformer x10")):
-            if key in res:
-                print(f"\ncProfile, {name}, {title} (top by tottime):\n{res[key].rstrip()}")
-    if args.markdown:
-        print("\n" + format_table(rows, markdown=True) + "\n")
-        print("\n".join(f"- {line.strip()}" for line in info + notes))
-    if args.json:
-        payload = {"machine": machine, "settings": asdict(s), "results": results}
-        Path(args.json).write_text(json.dumps(payload, indent=1))
-    return 1 if errors else 0
+    payload = {"machine": machine, "settings": asdict(s), "results": results}
+    return print_report(
+        rows,
+        info + notes,
+        results,
+        (("profile_cnn", "CNN step x10"), ("profile_tf", "Transformer x10")),
+        markdown=args.markdown,
+        json_path=args.json,
+        payload=payload,
+    )
 
 
 def main(argv: list[str] | None = None) -> int:
