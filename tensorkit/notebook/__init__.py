@@ -34,3 +34,18 @@ def step_backward(loss, **kwargs):
     from .widgets import step_backward as _step_backward
 
     return _step_backward(loss, **kwargs)
+
+
+def load_ipython_extension(ipython: object) -> None:
+    """``%load_ext tensorkit.notebook``: register ``%%tape``, ``%%profile`` and ``%gradcheck``
+    (see :mod:`tensorkit.notebook.magics`)."""
+    from .magics import load_ipython_extension as _load
+
+    _load(ipython)
+
+
+def unload_ipython_extension(ipython: object) -> None:
+    """``%unload_ext tensorkit.notebook``: remove the magics."""
+    from .magics import unload_ipython_extension as _unload
+
+    _unload(ipython)
