@@ -241,6 +241,18 @@ class Tape:
                 )
         return {"nodes": list(external.values()) + nodes, "edges": edges}
 
+    def save(self, path: str) -> Any:
+        """Write this tape as one shareable JSON recording (``tk.notebook.open`` shows it)."""
+        from ..notebook.recording import save_tape
+
+        return save_tape(self, path)
+
+    def to_html(self, path: str) -> Any:
+        """Write a standalone HTML page of this tape's graph and entries (no kernel needed)."""
+        from ..notebook.recording import to_html
+
+        return to_html(self, path)
+
     def to_text(self) -> str:
         """One line per op: index, phase, name, shapes, module path and call site."""
         lines = []

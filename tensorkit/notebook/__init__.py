@@ -7,10 +7,15 @@ imported lazily by :func:`show` and :func:`step_backward`, so this package works
 
 from .check import check_graph, check_node
 from .graph_model import build_graph, to_text
+from .recording import Recording, open_recording, to_html
 from .stepper import BackwardStepper
 
 __all__ = [
     "BackwardStepper",
+    "Recording",
+    "open",
+    "open_recording",
+    "to_html",
     "build_graph",
     "check_graph",
     "check_node",
@@ -18,6 +23,11 @@ __all__ = [
     "step_backward",
     "to_text",
 ]
+
+
+def open(path: str) -> Recording:  # noqa: A001 - tk.notebook.open, as the workbench names it
+    """Load a recording written by ``Tape.save`` (plain JSON; nothing in it is executed)."""
+    return open_recording(path)
 
 
 def show(source, **kwargs):

@@ -1,0 +1,325 @@
+"""Shareable recordings of a Tape: one JSON file, and a standalone HTML page.
+
+:func:`save_tape` writes a Tape's entries, backward steps, call-site snippets and graph model
+(:func:`~tensorkit.notebook.build_graph`) as one JSON file, atomically. :func:`open_recording`
+reads it back as a :class:`Recording` (validated, plain data; nothing in the file is ever
+executed). :func:`to_html` writes a page that needs no kernel and no network: the graph model
+as JSON, the graph widget's bundle and CSS inlined, and a text table of the entries.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import html
+import json
+import linecache
+import math
+import os
+import re
+import tempfile
+from pathlib import Path
+from typing import Any
+
+from ..autograd.tape import Tape
+from .graph_model import build_graph
+
+__all__ = ["FORMAT", "VERSION", "Recording", "open_recording", "save_tape", "to_html"]
+
+FORMAT = "tensorkit.recording"
+VERSION = 1
+STATIC = Path(__file__).parent / "static"
+CONTEXT_LINES = 2
+_REQUIRED = ("format", "version", "entries", "backward_steps", "snippets", "graph")
+_ENTRY_KEYS = ("index", "name", "phase", "inputs", "outputs", "call_site")
+
+
+class Recording:
+    """A recording read from disk: the graph model, the entries and call-site snippets."""
+
+    def __init__(self, data: dict, path: str | os.PathLike | None = None) -> None:
+        self.path = None if path is None else Path(path)
+        self.version: int = data["version"]
+        self.graph: dict = data["graph"]
+        self.entries: list[dict] = data["entries"]
+        self.backward_steps: list[dict] = data["backward_steps"]
+        self.snippets: dict[str, dict] = data["snippets"]
+
+    def __len__(self) -> int:
+        return len(self.entries)
+
+    def __repr__(self) -> str:
+        where = f" from {self.path}" if self.path else ""
+        return f"<Recording{where}: {len(self.entries)} entries, {len(self.graph['nodes'])} nodes>"
+
+    def to_dict(self) -> dict:
+        """The recording as the plain data that :func:`save_tape` writes."""
+        return {
+            "format": FORMAT,
+            "version": self.version,
+            "entries": self.entries,
+            "backward_steps": self.backward_steps,
+            "snippets": self.snippets,
+            "graph": self.graph,
+        }
+
+    def show(self) -> Any:
+        """A ``GraphWidget`` of the graph when anywidget is importable, else static HTML."""
+        try:
+            from .widgets import GraphWidget
+        except ImportError:
+            return self._repr_html_()
+        return GraphWidget(graph=self.graph)
+
+    def _repr_html_(self) -> str:
+        try:
+            from .widgets import graph_svg
+        except ImportError:
+            svg = ""
+        else:
+            svg = graph_svg(self.graph)
+        return svg + _entries_table(self.entries, self.snippets)
+
+
+# --------------------------------------------------------------------------------- saving
+def save_tape(tape: Tape, path: str | os.PathLike) -> Path:
+    """Write ``tape`` as one JSON recording at ``path`` (atomically); returns the path."""
+    path = Path(path)
+    _write_atomic(path, json.dumps(_clean(_tape_data(tape)), allow_nan=False))
+    return path
+
+
+def _tape_data(tape: Tape) -> dict:
+    entries = [entry.to_dict() for entry in tape.entries]
+    return {
+        "format": FORMAT,
+        "version": VERSION,
+        "entries": entries,
+        "backward_steps": list(tape.backward_steps),
+        "snippets": _snippets(e["call_site"] for e in entries),
+        "graph": build_graph(tape),
+    }
+
+
+def _snippets(call_sites: Any) -> dict[str, dict]:
+    """For each distinct ``file:line``, the source line with context, where readable."""
+    snippets: dict[str, dict] = {}
+    for site in call_sites:
+        if not site or site in snippets or ":" not in site:
+            continue
+        filename, _, number = site.rpartition(":")
+        if not number.isdigit():
+            continue
+        line = int(number)
+        if not linecache.getline(filename, line):
+            continue
+        first = max(1, line - CONTEXT_LINES)
+        lines = [
+            {"line": n, "text": linecache.getline(filename, n).rstrip("\n")}
+            for n in range(first, line + CONTEXT_LINES + 1)
+            if linecache.getline(filename, n)
+        ]
+        snippets[site] = {"file": filename, "line": line, "lines": lines}
+    return snippets
+
+
+def _clean(value: Any) -> Any:
+    """Strict JSON data: non-finite floats become None, tuples lists, unknown objects repr."""
+    if isinstance(value, dict):
+        return {str(k): _clean(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [_clean(v) for v in value]
+    if isinstance(value, float):
+        return value if math.isfinite(value) else None
+    if value is None or isinstance(value, (str, int, bool)):
+        return value
+    return repr(value)
+
+
+def _write_atomic(path: Path, text: str) -> None:
+    """Write ``text`` to a temp file beside ``path``, then ``os.replace`` it into place."""
+    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8") as f:
+            f.write(text)
+            f.flush()
+            os.fsync(f.fileno())
+        os.replace(tmp, path)
+    except BaseException:
+        with contextlib.suppress(OSError):
+            os.unlink(tmp)
+        raise
+
+
+# -------------------------------------------------------------------------------- loading
+def open_recording(path: str | os.PathLike) -> Recording:
+    """Read and validate a recording written by :func:`save_tape`; raises ValueError."""
+    text = Path(path).read_text(encoding="utf-8")
+    try:
+        data = json.loads(text)
+    except json.JSONDecodeError as error:
+        raise ValueError(f"{path} is not a tensorkit recording: invalid JSON ({error})") from None
+    _validate(data, str(path))
+    return Recording(data, path)
+
+
+def _validate(data: Any, where: str) -> None:
+    def fail(problem: str) -> None:
+        raise ValueError(f"{where} is not a valid tensorkit recording: {problem}")
+
+    if not isinstance(data, dict):
+        fail(f"expected a JSON object at the top level, got {type(data).__name__}")
+    if data.get("format") != FORMAT:
+        fail(f"'format' is {data.get('format')!r}, expected {FORMAT!r}")
+    version = data.get("version")
+    if version != VERSION or isinstance(version, bool):
+        raise ValueError(
+            f"{where}: unsupported recording version {version!r} (this tensorkit reads version "
+            f"{VERSION})"
+        )
+    missing = [key for key in _REQUIRED if key not in data]
+    if missing:
+        fail(f"missing key(s): {', '.join(missing)}")
+    for key, kind in (("entries", list), ("backward_steps", list), ("snippets", dict)):
+        if not isinstance(data[key], kind):
+            fail(f"'{key}' must be a {kind.__name__}, got {type(data[key]).__name__}")
+    for i, entry in enumerate(data["entries"]):
+        if not isinstance(entry, dict):
+            fail(f"entries[{i}] must be an object")
+        absent = [key for key in _ENTRY_KEYS if key not in entry]
+        if absent:
+            fail(f"entries[{i}] is missing key(s): {', '.join(absent)}")
+    graph = data["graph"]
+    if not isinstance(graph, dict):
+        fail("'graph' must be an object")
+    for key in ("nodes", "edges"):
+        if not isinstance(graph.get(key), list):
+            fail(f"'graph.{key}' must be a list")
+    if not all(isinstance(n, dict) and isinstance(n.get("id"), str) for n in graph["nodes"]):
+        fail("every graph node must be an object with a string 'id'")
+
+
+# ----------------------------------------------------------------------------------- HTML
+_BOOTSTRAP = """
+const state = JSON.parse(document.getElementById("tk-graph-model").textContent);
+const listeners = {};
+const model = {
+  get: (name) => state[name],
+  set: (name, value) => { state[name] = value; pending.add(name); },
+  on: (event, fn) => { (listeners[event] = listeners[event] || []).push(fn); },
+  off: (event, fn) => {
+    listeners[event] = (listeners[event] || []).filter((f) => f !== fn);
+  },
+  save_changes: () => {
+    const names = [...pending];
+    pending.clear();
+    for (const name of names) for (const fn of listeners["change:" + name] || []) fn();
+  },
+};
+const pending = new Set();
+graph_default.render({ model, el: document.getElementById("tk-graph") });
+"""
+
+_PAGE = """<!DOCTYPE html>
+<html lang="en">
+<head>
+<meta charset="utf-8">
+<title>{title}</title>
+<style>
+{css}
+body {{ font-family: system-ui, sans-serif; margin: 1rem; }}
+.tk-recording-entries {{ border-collapse: collapse; font-size: 12px; margin-top: 1rem; }}
+.tk-recording-entries td, .tk-recording-entries th {{
+  border-top: 1px solid #ddd; padding: 2px 8px; text-align: left; vertical-align: top;
+}}
+.tk-recording-entries pre {{ margin: 0; }}
+</style>
+</head>
+<body>
+<h1>{title}</h1>
+<div id="tk-graph"></div>
+<script type="application/json" id="tk-graph-model">{model}</script>
+<script>
+(function () {{
+{bundle}
+{bootstrap}
+}})();
+</script>
+<h2>Entries</h2>
+{table}
+</body>
+</html>
+"""
+
+
+def to_html(
+    source: Tape | Recording, path: str | os.PathLike, *, title: str = "tensorkit recording"
+) -> Path:
+    """Write a standalone HTML page (no kernel, no network) of a Tape or a Recording."""
+    data = _clean(_tape_data(source)) if isinstance(source, Tape) else source.to_dict()
+    model = {"graph": data["graph"], "selected": "", "collapsed": [], "color_by": "none"}
+    page = _PAGE.format(
+        title=html.escape(title),
+        css=(STATIC / "widgets.css").read_text(encoding="utf-8"),
+        model=_script_json(model),
+        bundle=_inline_bundle((STATIC / "graph.js").read_text(encoding="utf-8")),
+        bootstrap=_BOOTSTRAP,
+        table=_entries_table(data["entries"], data["snippets"]),
+    )
+    path = Path(path)
+    _write_atomic(path, page)
+    return path
+
+
+def _script_json(value: Any) -> str:
+    """JSON safe inside a ``<script>`` element (no ``<``, ``>`` or ``&`` characters)."""
+    text = json.dumps(value, allow_nan=False)
+    return text.replace("<", "\\u003c").replace(">", "\\u003e").replace("&", "\\u0026")
+
+
+def _inline_bundle(source: str) -> str:
+    """The ES module bundle as plain script: its final ``export {...}`` statement removed."""
+    stripped, count = re.subn(r"\bexport\s*\{[^}]*\}\s*;?\s*$", "", source.rstrip())
+    if count != 1 or "graph_default" not in stripped:
+        raise ValueError("unexpected graph bundle: cannot find its default export")
+    if "</script" in stripped.lower():
+        raise ValueError("the graph bundle contains '</script' and cannot be inlined")
+    return stripped
+
+
+def _entries_table(entries: list[dict], snippets: dict[str, dict]) -> str:
+    """An HTML table, one row per entry, with the call site's source lines."""
+    rows = [
+        "<tr><th>#</th><th>phase</th><th>op</th><th>shapes</th><th>module</th>"
+        "<th>call site</th></tr>"
+    ]
+    for entry in entries:
+        shapes_in = ", ".join(_shape_text(i) for i in entry.get("inputs", []))
+        shapes_out = ", ".join(_shape_text(o) for o in entry.get("outputs", []))
+        site = entry.get("call_site") or ""
+        snippet = snippets.get(site)
+        code = ""
+        if snippet:
+            code = "\n".join(
+                f"{'>' if line['line'] == snippet['line'] else ' '} {line['line']:>5}  "
+                f"{line['text']}"
+                for line in snippet["lines"]
+            )
+        cells = [
+            str(entry.get("index", "")),
+            entry.get("phase", ""),
+            entry.get("name", ""),
+            f"{shapes_in} -> {shapes_out}",
+            entry.get("module_path", "") or "",
+        ]
+        tds = "".join(f"<td>{html.escape(str(c))}</td>" for c in cells)
+        site_cell = html.escape(site) + (f"<pre>{html.escape(code)}</pre>" if code else "")
+        rows.append(f"<tr>{tds}<td>{site_cell}</td></tr>")
+    return '<table class="tk-recording-entries">\n' + "\n".join(rows) + "\n</table>"
+
+
+def _shape_text(info: Any) -> str:
+    if isinstance(info, dict) and "shape" in info:
+        return "x".join(map(str, info["shape"])) or "scalar"
+    if isinstance(info, dict):
+        return str(info.get("value"))
+    return str(info)
