@@ -1,0 +1,503 @@
+"""Write the workbench notebooks in this folder (without outputs).
+
+Run ``python notebooks/make_notebooks.py`` after editing a notebook's cells here; the .ipynb
+files are the committed deliverable, this script is how they are kept tidy and output-free.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import nbformat
+from nbformat.v4 import new_code_cell, new_markdown_cell, new_notebook
+
+HERE = Path(__file__).resolve().parent
+
+
+def md(text: str):
+    return new_markdown_cell(text.strip("\n"))
+
+
+def code(text: str):
+    return new_code_cell(text.strip("\n"))
+
+
+TOUR = [
+    md("""
+# A tour of tensorkit
+
+Tensors, autograd, and the recorded graph: we record a tiny computation on a `Tape`, draw it,
+and then walk its backward pass one node at a time.
+"""),
+    code("""
+import tensorkit as tk
+import tensorkit.notebook as tkn
+
+_ = tk.manual_seed(0)
+"""),
+    md("""
+## Tensors
+
+Same names and semantics as PyTorch: creation functions, dtypes, broadcasting, matmul.
+"""),
+    code("""
+a = tk.tensor([[1.0, 2.0, 3.0], [4.0, 5.0, 6.0]])
+b = tk.arange(3, dtype=tk.float32)
+print(a.shape, a.dtype)
+print(a + b)  # broadcasting
+print(a @ a.T)  # matrix product
+print(a.sum(dim=0), a.mean())
+"""),
+    md("""
+## Autograd
+
+Tensors created with `requires_grad=True` are leaves; ops on them build a backward graph, and
+`backward()` fills each leaf's `.grad`.
+"""),
+    code("""
+x = tk.tensor([[1.0, 2.0, 3.0]])
+w = tk.randn(3, 2, requires_grad=True)
+loss = (x @ w).tanh().sum()
+loss.backward()
+print("loss:", loss.item())
+print("dloss/dw:", w.grad)
+print("grad_fn:", loss.grad_fn.name())
+"""),
+    md("""
+## The graph
+
+A `Tape` records every op with shapes and call sites. `to_text()` is the plain rendering;
+`tk.notebook.show(tape)` is the interactive graph widget (JupyterLab, Notebook 7, VS Code).
+"""),
+    code("""
+w.grad = None
+with tk.autograd.Tape() as tape:
+    loss = (x @ w).tanh().sum()
+print(tape.to_text())
+"""),
+    code("""
+tkn.show(tape)
+"""),
+    md("""
+## Stepping backward
+
+`BackwardStepper` drives the engine one node at a time. `state()` (also returned by `next()`)
+is plain data: the node that just ran, its gradient rule, the gradients that flowed in and out,
+and each leaf's `.grad` so far.
+"""),
+    code("""
+stepper = tkn.BackwardStepper(loss)
+print("nodes to visit:", stepper.total_steps)
+for _ in range(3):
+    state = stepper.next()
+    step = state["step"]
+    print(f"step {state['position']}: {step['node']['name']} (rule for {step['rule']['op']})")
+    for out in step["grads_out"]:
+        grad = out["grad"]
+        print("    grad to", out["to"], "shape", grad["shape"] if grad else None)
+"""),
+    code("""
+state = stepper.run_to_end()
+print("done:", state["done"])
+for leaf in state["leaf_grads"]:
+    print(leaf["id"], leaf["shape"], leaf["grad"]["values"])
+"""),
+    md("""
+The same walk as a widget, with next / previous / reset / run-to-end buttons:
+"""),
+    code("""
+w.grad = None
+loss = (x @ w).tanh().sum()
+tkn.step_backward(loss)
+"""),
+]
+
+
+COURSE = [
+    md("""
+# Backpropagation through a tiny MLP, by hand
+
+**Goal of this unit:** compute every gradient of a two-layer network yourself, with plain tensor
+ops, then confirm the result with `backward()` and watch the engine do the same work with the
+backward stepper.
+
+The network: `h = tanh(x @ w1 + b1)`, `y = h @ w2 + b2`, loss `L = mean((y - t)**2)`.
+"""),
+    code("""
+import tensorkit as tk
+import tensorkit.notebook as tkn
+
+_ = tk.manual_seed(0)
+N, D, H = 4, 3, 5  # batch, inputs, hidden units
+x = tk.randn(N, D, dtype=tk.float64)
+t = tk.randn(N, 1, dtype=tk.float64)
+w1 = tk.randn(D, H, dtype=tk.float64, requires_grad=True)
+b1 = tk.zeros(H, dtype=tk.float64, requires_grad=True)
+w2 = tk.randn(H, 1, dtype=tk.float64, requires_grad=True)
+b2 = tk.zeros(1, dtype=tk.float64, requires_grad=True)
+"""),
+    md("""
+## 1. Forward pass, keeping the intermediates
+"""),
+    code("""
+with tk.no_grad():
+    z1 = x @ w1 + b1  # (N, H) pre-activation
+    h = z1.tanh()  # (N, H)
+    y = h @ w2 + b2  # (N, 1)
+    L = ((y - t) ** 2).mean()
+print("loss:", L.item())
+"""),
+    md("""
+## 2. Backward pass by hand
+
+Walk the chain rule from the loss back to each parameter:
+
+- `dL/dy = 2 (y - t) / N`
+- `dL/dw2 = h^T dL/dy`, `dL/db2 = sum over the batch of dL/dy`
+- `dL/dh = dL/dy w2^T`
+- `dL/dz1 = dL/dh * (1 - h^2)` (the derivative of tanh)
+- `dL/dw1 = x^T dL/dz1`, `dL/db1 = sum over the batch of dL/dz1`
+"""),
+    code("""
+with tk.no_grad():
+    dy = 2 * (y - t) / N
+    dw2 = h.T @ dy
+    db2 = dy.sum(dim=0)
+    dh = dy @ w2.T
+    dz1 = dh * (1 - h**2)
+    dw1 = x.T @ dz1
+    db1 = dz1.sum(dim=0)
+print("dw1:", dw1.shape, "db1:", db1.shape, "dw2:", dw2.shape, "db2:", db2.shape)
+"""),
+    md("""
+## 3. Check against `backward()`
+"""),
+    code("""
+def forward():
+    return (((x @ w1 + b1).tanh() @ w2 + b2 - t) ** 2).mean()
+
+
+loss = forward()
+loss.backward()
+for name, mine, param in [("w1", dw1, w1), ("b1", db1, b1), ("w2", dw2, w2), ("b2", db2, b2)]:
+    assert tk.allclose(mine, param.grad), name
+    print(f"{name}: matches backward()")
+"""),
+    md("""
+## 4. Watch the engine do it
+
+The stepper visits the same nodes we differentiated by hand, last op first. Compare the
+gradient flowing out of the `tanh` node with our `dz1`.
+"""),
+    code("""
+for p in (w1, b1, w2, b2):
+    p.grad = None
+loss = forward()
+stepper = tkn.BackwardStepper(loss)
+while True:
+    state = stepper.next()
+    if stepper.done:
+        break
+    print(state["position"], state["step"]["node"]["name"])
+"""),
+    code("""
+stepper.reset()
+state = stepper.run_to(lambda step: step.name.startswith("Tanh"))
+tanh_out = stepper.current_step.grads_out[0]
+print("node:", state["step"]["node"]["name"])
+print("engine's dL/dz1 equals ours:", bool(tk.allclose(tanh_out, dz1)))
+_ = stepper.run_to_end()
+"""),
+    code("""
+tkn.step_backward(forward())
+"""),
+    md("""
+## Exercises
+
+Each exercise has a **solution cell** (fill in your own version if you like) and a **check
+cell** that asserts your answer. The provided solutions pass the checks.
+
+### Exercise 1: ReLU instead of tanh
+
+Replace `tanh` by `relu` in the hidden layer and compute `dL/dw1` by hand into `ex1_dw1`.
+Hint: the derivative of `relu(z)` is `1` where `z > 0` and `0` elsewhere.
+"""),
+    code("""
+# SOLUTION (exercise 1)
+with tk.no_grad():
+    z1 = x @ w1 + b1
+    h_relu = z1.relu()
+    y_relu = h_relu @ w2 + b2
+    dy_relu = 2 * (y_relu - t) / N
+    dz1_relu = (dy_relu @ w2.T) * (z1 > 0).to(tk.float64)
+    ex1_dw1 = x.T @ dz1_relu
+"""),
+    code("""
+# CHECK (exercise 1)
+w1.grad = None
+(((x @ w1 + b1).relu() @ w2 + b2 - t) ** 2).mean().backward()
+assert tk.allclose(ex1_dw1, w1.grad), "ex1_dw1 does not match backward()"
+print("exercise 1 passed")
+"""),
+    md("""
+### Exercise 2: the gradient with respect to the input
+
+Saliency maps need `dL/dx`. Compute it by hand (for the tanh network) into `ex2_dx`.
+"""),
+    code("""
+# SOLUTION (exercise 2)
+with tk.no_grad():
+    ex2_dx = dz1 @ w1.T
+"""),
+    code("""
+# CHECK (exercise 2)
+x_leaf = x.detach().requires_grad_(True)
+(((x_leaf @ w1 + b1).tanh() @ w2 + b2 - t) ** 2).mean().backward()
+assert ex2_dx.shape == x.shape, "dL/dx has the shape of x"
+assert tk.allclose(ex2_dx, x_leaf.grad), "ex2_dx does not match backward()"
+print("exercise 2 passed")
+"""),
+    md("""
+### Exercise 3: one step of gradient descent
+
+Using your hand-computed gradients, take one SGD step with learning rate `0.1` on all four
+parameters (into `ex3_params`, a list of new tensors in the order w1, b1, w2, b2). The loss must
+go down.
+"""),
+    code("""
+# SOLUTION (exercise 3)
+lr = 0.1
+with tk.no_grad():
+    ex3_params = [p - lr * g for p, g in [(w1, dw1), (b1, db1), (w2, dw2), (b2, db2)]]
+"""),
+    code("""
+# CHECK (exercise 3)
+with tk.no_grad():
+    nw1, nb1, nw2, nb2 = ex3_params
+    before = forward().item()
+    after = ((((x @ nw1 + nb1).tanh() @ nw2 + nb2) - t) ** 2).mean().item()
+assert after < before, f"the loss went up: {before} -> {after}"
+print(f"exercise 3 passed: loss {before:.4f} -> {after:.4f}")
+"""),
+]
+
+
+DEBUG = [
+    md("""
+# Debugging a wrong gradient
+
+A custom `tk.autograd.Function` with a subtly wrong `backward` trains, but badly. Here we plant
+such a bug, find it with the workbench's finite-difference checks, look at the failing node
+with the stepper, fix it and check again.
+"""),
+    code("""
+import tensorkit as tk
+import tensorkit.notebook as tkn
+
+%load_ext tensorkit.notebook
+_ = tk.manual_seed(0)
+"""),
+    md("""
+## The planted bug
+
+`Softplus(x) = log(1 + exp(x))`; its derivative is `sigmoid(x) = 1 / (1 + exp(-x))`. Our
+backward drops the minus sign and returns `1 / (1 + exp(x))`, which is `sigmoid(-x)`.
+"""),
+    code("""
+class Softplus(tk.autograd.Function):
+    @staticmethod
+    def forward(ctx, x):
+        ctx.save_for_backward(x)
+        return (1 + x.exp()).log()
+
+    @staticmethod
+    def backward(ctx, grad_output):
+        (x,) = ctx.saved_tensors
+        return grad_output / (1 + x.exp())  # BUG: this is sigmoid(-x), not sigmoid(x)
+
+
+def model_loss(x, w):
+    return (Softplus.apply(x @ w) * 0.5).sum()
+
+
+x = tk.randn(3, 4, dtype=tk.float64)
+w = tk.randn(4, 2, dtype=tk.float64, requires_grad=True)
+print("loss:", model_loss(x, w).item())
+"""),
+    md("""
+## Find it: `check_graph`
+
+`check_graph` runs the backward pass node by node and compares each node's rule with central
+finite differences of its forward, reporting the first mismatch.
+"""),
+    code("""
+report = tkn.check_graph(model_loss, (x, w))
+failure = report["first_failure"]
+print("ok:", report["ok"], "| nodes checked:", report["checked"])
+print(f"first failing node: {failure['node']} (id {failure['id']}, step {failure['step']})")
+print("max abs error:", round(failure["max_abs_error"], 4))
+"""),
+    md("""
+The other ops in the graph (`matmul`, `mul`, `sum`) passed; the culprit is our Function. The
+`%gradcheck` magic confirms it on the Function alone (it prints the full Jacobians):
+"""),
+    code("""
+x_check = tk.randn(5, dtype=tk.float64, requires_grad=True)
+passed = %gradcheck (Softplus.apply, (x_check,))
+assert not passed
+"""),
+    md("""
+## Look at the failing node with the stepper
+
+Run the stepper to the failing node and compare the gradient it produced with the true one,
+`grad_output * sigmoid(x)`.
+"""),
+    code("""
+loss = model_loss(x, w)
+stepper = tkn.BackwardStepper(loss)
+state = stepper.run_to(failure["id"])
+step = stepper.current_step
+print("stopped at:", state["step"]["node"]["name"], "| rule:", state["step"]["rule"]["function"])
+z = (x @ w).detach()
+expected = step.grads_in[0] * z.sigmoid()
+print("produced:", step.grads_out[0])
+print("expected:", expected)
+print("check_node here:", tkn.check_node(stepper)["verdict"])
+_ = stepper.run_to_end()
+"""),
+    code("""
+stepper.reset()
+tkn.step_backward(model_loss(x, w))
+"""),
+    md("""
+## Fix it and re-check
+"""),
+    code("""
+def fixed_backward(ctx, grad_output):
+    (x,) = ctx.saved_tensors
+    return grad_output * x.sigmoid()  # fixed: d/dx log(1 + e^x) = sigmoid(x)
+
+
+Softplus.backward = staticmethod(fixed_backward)  # as if we had edited the class above
+
+
+fixed = tkn.check_graph(model_loss, (x, w))
+print("ok after the fix:", fixed["ok"], "| nodes checked:", fixed["checked"])
+assert fixed["ok"]
+"""),
+    code("""
+passed = %gradcheck (Softplus.apply, (x_check,))
+assert passed
+"""),
+]
+
+
+PROFILE = [
+    md("""
+# Profiling a small CNN
+
+`tk.profiler.profile` records every op of a forward and backward pass: time per op, input
+shapes, and (with `record_memory=True`) tensorkit's own count of live op-output bytes.
+
+This notebook runs on the CPU. On a GPU machine (`device="cuda"`) the same profile would also
+show CUDA timings where available.
+"""),
+    code("""
+%matplotlib inline
+import tensorkit as tk
+from tensorkit import nn
+
+_ = tk.manual_seed(0)
+device = "cpu"
+"""),
+    code("""
+model = nn.Sequential(
+    nn.Conv2d(1, 8, kernel_size=3, padding=1),
+    nn.ReLU(),
+    nn.MaxPool2d(2),
+    nn.Conv2d(8, 16, kernel_size=3, padding=1),
+    nn.ReLU(),
+    nn.MaxPool2d(2),
+    nn.Flatten(),
+    nn.Linear(16 * 4 * 4, 10),
+).to(device)
+images = tk.randn(16, 1, 16, 16, device=device)
+labels = tk.randint(0, 10, (16,), device=device)
+
+# one warm-up pass so first-call costs are not profiled
+nn.functional.cross_entropy(model(images), labels).backward()
+model.zero_grad()
+"""),
+    code("""
+with tk.profiler.profile(record_memory=True, record_shapes=True) as prof:
+    with tk.profiler.record_function("forward"):
+        loss = nn.functional.cross_entropy(model(images), labels)
+    with tk.profiler.record_function("backward"):
+        loss.backward()
+print("loss:", loss.item(), "| ops recorded:", len(prof.records))
+"""),
+    md("""
+## Per-op summary
+"""),
+    code("""
+print(prof.key_averages().table(row_limit=12))
+"""),
+    md("""
+Grouping by input shape separates, say, the two convolutions:
+"""),
+    code("""
+print(prof.key_averages(group_by_input_shape=True).table(row_limit=8))
+"""),
+    md("""
+## Forward vs backward time
+"""),
+    code("""
+totals = {}
+for record in prof.records:
+    totals[record.phase] = totals.get(record.phase, 0) + record.duration_ns
+for phase, ns in totals.items():
+    print(f"{phase:>8}: {ns / 1e6:8.3f} ms")
+"""),
+    code("""
+prof.plot_op_times(top=10)
+"""),
+    md("""
+## Memory timeline
+
+Live bytes of op outputs over the op sequence: activations pile up during the forward pass and
+are released as the backward pass frees saved tensors.
+"""),
+    code("""
+peak = max(r.live_bytes for r in prof.records if r.live_bytes is not None)
+print(f"peak live bytes: {peak:,}")
+prof.plot_memory_timeline()
+"""),
+]
+
+
+NOTEBOOKS = {
+    "01_tour.ipynb": TOUR,
+    "02_course_backprop_mlp.ipynb": COURSE,
+    "03_debugging_wrong_gradient.ipynb": DEBUG,
+    "04_profiling_cnn.ipynb": PROFILE,
+}
+
+
+def main() -> None:
+    for name, cells in NOTEBOOKS.items():
+        nb = new_notebook(cells=cells)
+        nb.metadata["kernelspec"] = {
+            "name": "python3",
+            "display_name": "Python 3",
+            "language": "python",
+        }
+        nb.metadata["language_info"] = {"name": "python"}
+        for i, cell in enumerate(nb.cells):
+            cell["id"] = f"{name.split('_')[0]}-{i:02d}"
+        nbformat.validate(nb)
+        nbformat.write(nb, HERE / name)
+        print("wrote", name)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,95 @@
+"""Execute the notebooks in notebooks/ headless and check what they print."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+nbformat = pytest.importorskip("nbformat", reason="nbformat is not installed")
+nbclient = pytest.importorskip("nbclient", reason="nbclient is not installed")
+pytest.importorskip("ipykernel", reason="ipykernel is not installed (needed for the kernel)")
+
+NOTEBOOKS = Path(__file__).resolve().parent.parent / "notebooks"
+NAMES = [
+    "01_tour.ipynb",
+    "02_course_backprop_mlp.ipynb",
+    "03_debugging_wrong_gradient.ipynb",
+    "04_profiling_cnn.ipynb",
+]
+
+
+def _execute(name: str):
+    nb = nbformat.read(NOTEBOOKS / name, as_version=4)
+    client = nbclient.NotebookClient(
+        nb,
+        timeout=120,
+        kernel_name="python3",
+        resources={"metadata": {"path": str(NOTEBOOKS)}},
+    )
+    client.execute()
+    return nb
+
+
+def _outputs(nb) -> list[str]:
+    """The stream text of each code cell, in order."""
+    texts = []
+    for cell in nb.cells:
+        if cell.cell_type != "code":
+            continue
+        texts.append("".join(o.get("text", "") for o in cell.outputs if o.output_type == "stream"))
+    return texts
+
+
+def _errors(nb) -> list[str]:
+    return [
+        f"{o.ename}: {o.evalue}"
+        for cell in nb.cells
+        if cell.cell_type == "code"
+        for o in cell.outputs
+        if o.output_type == "error"
+    ]
+
+
+def test_committed_notebooks_have_no_outputs():
+    for name in NAMES:
+        nb = nbformat.read(NOTEBOOKS / name, as_version=4)
+        nbformat.validate(nb)
+        for cell in nb.cells:
+            if cell.cell_type == "code":
+                assert cell.outputs == [] and cell.execution_count is None, name
+
+
+@pytest.mark.parametrize("name", NAMES)
+def test_notebook_runs(name):
+    try:
+        nb = _execute(name)
+    except nbclient.exceptions.CellExecutionError as error:
+        pytest.fail(f"{name} raised in a cell:\n{error}")
+    assert _errors(nb) == []
+    text = "\n".join(_outputs(nb))
+    if name.startswith("01"):
+        assert "step 1: SumBackward0" in text  # the stepper cell named the node it ran
+        assert "MmBackward0" in text
+        assert "done: True" in text
+    elif name.startswith("02"):
+        assert "w1: matches backward()" in text
+        assert "engine's dL/dz1 equals ours: True" in text
+        for exercise in (1, 2, 3):
+            assert f"exercise {exercise} passed" in text
+    elif name.startswith("03"):
+        assert "first failing node: SoftplusBackward" in text
+        assert "gradcheck failed" in text
+        assert "ok after the fix: True" in text
+        assert "gradcheck passed" in text
+    else:
+        assert "forward:" in text and "backward:" in text
+        assert "peak live bytes:" in text
+        images = [
+            o
+            for cell in nb.cells
+            if cell.cell_type == "code"
+            for o in cell.outputs
+            if "image/png" in o.get("data", {})
+        ]
+        assert len(images) >= 2  # op times and the memory timeline
