@@ -8,7 +8,7 @@ from collections.abc import Callable
 from ..._dtype import int64, uint8
 from ...ops.binary import where
 from ...ops.shape import broadcast_tensors
-from ...tensor import Tensor
+from ...tensor import Tensor, wrap
 from ._names import type_name
 from ._reduction import check_reduction, reduce_loss, resolve
 from .activation import log_softmax, logsigmoid
@@ -158,13 +158,15 @@ def _check_class_target(input: Tensor, target: Tensor) -> None:
 
 def _safe_targets(target: Tensor, classes: int, ignore_index: int) -> tuple[Tensor, Tensor]:
     """Targets with ignored entries replaced by 0 (so they can index), and the keep mask.
-    Raises for targets outside [0, classes)."""
-    keep = target != ignore_index
-    safe = where(keep, target, 0)
+    Raises for targets outside [0, classes). Targets are constants, so this bookkeeping runs
+    on their arrays: it is not an op, and it does not clutter the user's Tape."""
+    xp = target.device.xp
+    keep = target._data != ignore_index
+    safe = xp.where(keep, target._data, 0)
     bad = (safe < 0) | (safe >= classes)
     if bool(bad.any()):
         raise IndexError(f"Target {int(safe[bad][0])} is out of bounds.")
-    return safe, keep
+    return wrap(safe, target.device), wrap(keep, target.device)
 
 
 def nll_loss(
@@ -189,7 +191,7 @@ def nll_loss(
         )
     safe, keep = _safe_targets(target, classes, ignore_index)
     picked = input.gather(dim, safe.unsqueeze(dim)).squeeze(dim)
-    weights = keep.to(input.dtype)
+    weights = wrap(keep._data.astype(input._data.dtype), keep.device)
     if weight is not None:
         weights = weight.to(input.dtype)[safe] * weights
     loss = -picked * weights
