@@ -6,7 +6,7 @@ VENV ?= .venv
 PY := $(VENV)/bin/python
 PYTEST_ARGS ?= -n 2
 
-.PHONY: run test lint clean
+.PHONY: run test docs lab clean
 
 $(VENV)/.base: pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -15,7 +15,7 @@ $(VENV)/.base: pyproject.toml
 	touch $@
 
 $(VENV)/.test: $(VENV)/.base
-	$(PY) -m pip install -q -e '.[test]' torch==2.13.0 ruff
+	$(PY) -m pip install -q -e '.[test,docs]' torch==2.13.0 ruff
 	touch $@
 
 run: $(VENV)/.base
@@ -27,6 +27,11 @@ test: $(VENV)/.test
 	$(PY) -m pytest $(PYTEST_ARGS)
 	@if command -v node >/dev/null; then node --test widgets/test/*.test.mjs; \
 	else echo "node is not installed: widget JS tests not run"; fi
+	$(MAKE) docs
+
+# The documentation site, warnings as errors (notebooks rendered with their outputs).
+docs: $(VENV)/.test
+	$(PY) -m sphinx -W --keep-going -q -b html docs docs/_build/html
 
 clean:
-	rm -rf $(VENV) .pytest_cache .ruff_cache
+	rm -rf $(VENV) .pytest_cache .ruff_cache docs/_build test-artifacts

@@ -200,6 +200,13 @@ class profile:  # noqa: N801 (PyTorch's name)
 
         return plot_module_times(self)
 
+    def show(self, **kwargs: Any) -> Any:
+        """The profile view widget (needs anywidget); see
+        :func:`tensorkit.notebook.profile_widget.show_profile`."""
+        from ..notebook.profile_widget import show_profile
+
+        return show_profile(self, **kwargs)
+
     def plot_memory_timeline(self) -> Any:
         """Counted bytes alive after each op, the start of backward and the peak marked."""
         from .plots import plot_memory_timeline
