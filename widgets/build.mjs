@@ -1,6 +1,6 @@
 /**
  * Bundle each widget's front end into tensorkit/notebook/static (or into the directory given
- * as the first argument): graph.js, stepper.js and widgets.css. Each bundle starts with a
+ * as the first argument): graph.js, stepper.js, profile.js and widgets.css. Each bundle starts with a
  * header naming the esbuild version and a SHA-256 of widgets/src, which
  * widgets/check_bundle.py compares when node is not available.
  *
@@ -51,7 +51,12 @@ const header =
   `widgets/src sha256=${sourceHash(src)} */`;
 await esbuild.build({
   absWorkingDir: root,
-  entryPoints: ["widgets/src/graph.js", "widgets/src/stepper.js", "widgets/src/widgets.css"],
+  entryPoints: [
+    "widgets/src/graph.js",
+    "widgets/src/stepper.js",
+    "widgets/src/profile.js",
+    "widgets/src/widgets.css",
+  ],
   bundle: true,
   format: "esm",
   target: "es2020",

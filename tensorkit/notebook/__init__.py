@@ -1,8 +1,9 @@
 """Plain, JSON-serializable data models for notebook views of the autograd machinery.
 
-Each view is a data model built here plus a thin front end: the widgets in
-:mod:`tensorkit.notebook.widgets`, the only module that imports anywidget and ipywidgets. It is
-imported lazily by :func:`show` and :func:`step_backward`, so this package works without them.
+Each view is a data model built here plus a thin front end: the widget modules
+(:mod:`~tensorkit.notebook.widgets`, :mod:`~tensorkit.notebook.stepper_widget`,
+:mod:`~tensorkit.notebook.profile_widget`) are the only ones that import anywidget and
+ipywidgets. They are imported lazily, so this package works without them.
 """
 
 from .check import check_graph, check_node
@@ -40,8 +41,8 @@ def show(source, **kwargs):
 
 def step_backward(loss, **kwargs):
     """A backward stepper widget over ``loss`` (needs anywidget); see
-    :func:`tensorkit.notebook.widgets.step_backward`."""
-    from .widgets import step_backward as _step_backward
+    :func:`tensorkit.notebook.stepper_widget.step_backward`."""
+    from .stepper_widget import step_backward as _step_backward
 
     return _step_backward(loss, **kwargs)
 

@@ -1,17 +1,13 @@
-"""Notebook widgets (anywidget): the graph view and the backward stepper.
+"""The graph widget (anywidget) and the static SVG fallback that every widget shares.
 
 The front ends are ES modules bundled from ``widgets/src`` into ``static/`` (no node needed at
 install time). Each widget's state is its data model as synced traits:
 
 - :class:`GraphWidget`: ``graph`` (the :func:`~tensorkit.notebook.build_graph` model),
   ``selected`` (a node id), ``collapsed`` (module paths), ``color_by``.
-- :class:`StepperWidget`: ``state`` (:meth:`BackwardStepper.state`), ``graph`` (the backward
-  graph) and ``action``. The front end's buttons set ``action`` to ``"next"``,
-  ``"previous"``, ``"reset"`` or ``"run_to_end"``; an observer here runs it on the
-  :class:`BackwardStepper`, updates ``state`` and clears ``action``. A trait (rather than a
-  custom message) keeps the protocol testable from Python and visible in saved widget state.
+- :class:`~tensorkit.notebook.stepper_widget.StepperWidget` (its own module).
 
-Where widgets cannot run (a static notebook render, nbviewer), both widgets also offer an
+Where widgets cannot run (a static notebook render, nbviewer), widgets also offer an
 SVG of the graph computed here (``_repr_mimebundle_``'s ``text/html``).
 """
 
@@ -27,13 +23,11 @@ import traitlets
 from ..autograd.tape import Tape
 from ..tensor import Tensor
 from .graph_model import build_graph
-from .stepper import BackwardStepper
 
-__all__ = ["GraphWidget", "StepperWidget", "graph_svg", "show", "step_backward"]
+__all__ = ["GraphWidget", "graph_svg", "show"]
 
 STATIC = Path(__file__).parent / "static"
 COLOR_MODES = ("none", "time", "memory", "nan")
-ACTIONS = ("next", "previous", "reset", "run_to_end")
 
 
 class _FallbackHTML:
@@ -68,42 +62,10 @@ class GraphWidget(_FallbackHTML, anywidget.AnyWidget):
         return proposal["value"]
 
 
-class StepperWidget(_FallbackHTML, anywidget.AnyWidget):
-    """Step a :class:`BackwardStepper` from the notebook, its graph beside it."""
-
-    _esm = STATIC / "stepper.js"
-    _css = STATIC / "widgets.css"
-    state = traitlets.Dict().tag(sync=True)
-    graph = traitlets.Dict().tag(sync=True)
-    action = traitlets.Unicode("").tag(sync=True)
-
-    def __init__(self, stepper: BackwardStepper, **kwargs: Any) -> None:
-        self.stepper = stepper
-        super().__init__(state=stepper.state(), graph=build_graph(stepper.loss), **kwargs)
-
-    @traitlets.observe("action")
-    def _run_action(self, change: dict) -> None:
-        action = change["new"]
-        if not action:
-            return
-        try:
-            if action not in ACTIONS:
-                raise ValueError(f"unknown stepper action {action!r}; expected one of {ACTIONS}")
-            self.state = getattr(self.stepper, action)()
-        finally:
-            self.action = ""
-
-
 def show(source: Tape | Tensor, **kwargs: Any) -> GraphWidget:
     """A :class:`GraphWidget` of a Tape's ops or of a tensor's backward graph; ``kwargs`` go
     to :func:`~tensorkit.notebook.build_graph`."""
     return GraphWidget(graph=build_graph(source, **kwargs))
-
-
-def step_backward(loss: Tensor, **kwargs: Any) -> StepperWidget:
-    """A :class:`StepperWidget` over ``loss``'s backward pass; ``kwargs`` go to
-    :class:`BackwardStepper`."""
-    return StepperWidget(BackwardStepper(loss, **kwargs))
 
 
 # ---------------------------------------------------------------------- static fallback

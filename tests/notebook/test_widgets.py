@@ -16,7 +16,7 @@ from tensorkit.notebook import BackwardStepper, build_graph
 
 pytest.importorskip("anywidget", reason="the widgets need anywidget (the notebook extra)")
 
-from tensorkit.notebook import widgets
+from tensorkit.notebook import stepper_widget, widgets
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -57,7 +57,7 @@ def test_stepper_actions_match_backward_stepper() -> None:
     widget = tk.notebook.step_backward(loss)
     loss_again, _ = _model()
     reference = BackwardStepper(loss_again)
-    assert isinstance(widget, widgets.StepperWidget)
+    assert isinstance(widget, stepper_widget.StepperWidget)
     assert widget.graph == build_graph(loss)
     assert widget.state == reference.state()
     for action, expected in [

@@ -1,4 +1,4 @@
-/* tensorkit widgets bundle: esbuild 0.28.2, widgets/src sha256=d80dd73beab477f133609824b784dfe929ddf4fc58b5af8faca522240c5fce7a */
+/* tensorkit widgets bundle: esbuild 0.28.2, widgets/src sha256=6221e5dbe86a74570b04ca49e433eae0a731a43c9d3ecb398e0e63e02143f777 */
 
 // widgets/src/format.js
 function shapeText(shape) {
