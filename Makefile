@@ -1,17 +1,20 @@
 # Two entry points on a fresh machine with only Python 3.10+:
-#   make run   - install tensorkit into .venv and run the main job
+#   make run   - install tensorkit into .venv, run the main job (the digits CNN), then open
+#                JupyterLab on the tour notebook (LAB=0 skips JupyterLab)
 #   make test  - install tensorkit with its test extras (and the PyTorch oracle) and run the suite
 PYTHON ?= python3
 VENV ?= .venv
 PY := $(VENV)/bin/python
 PYTEST_ARGS ?= -n 2 --dist loadgroup
+LAB ?= 1
+LAB_ARGS ?= $(if $(filter 0,$(shell id -u)),--allow-root)
 
 .PHONY: run test docs lab clean
 
 $(VENV)/.base: pyproject.toml
 	$(PYTHON) -m venv $(VENV)
 	$(PY) -m pip install -q --upgrade pip
-	$(PY) -m pip install -q -e '.[examples]'
+	$(PY) -m pip install -q -e '.[examples,notebook]'
 	touch $@
 
 $(VENV)/.test: $(VENV)/.base
@@ -20,6 +23,11 @@ $(VENV)/.test: $(VENV)/.base
 
 run: $(VENV)/.base
 	$(PY) -m tensorkit.examples.digits
+	@if [ "$(LAB)" != 0 ]; then $(MAKE) --no-print-directory lab; fi
+
+# JupyterLab on the tour notebook (Ctrl-C stops it).
+lab: $(VENV)/.base
+	$(PY) -m jupyterlab notebooks/01_tour.ipynb $(LAB_ARGS)
 
 test: $(VENV)/.test
 	$(PY) -m ruff check tensorkit tests bench
