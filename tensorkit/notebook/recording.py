@@ -1,10 +1,13 @@
 """Shareable recordings of a Tape: one JSON file, and a standalone HTML page.
 
-:func:`save_tape` writes a Tape's entries, backward steps, call-site snippets and graph model
-(:func:`~tensorkit.notebook.build_graph`) as one JSON file, atomically. :func:`open_recording`
-reads it back as a :class:`Recording` (validated, plain data; nothing in the file is ever
-executed). :func:`to_html` writes a page that needs no kernel and no network: the graph model
-as JSON, the graph widget's bundle and CSS inlined, and a text table of the entries.
+:func:`save_tape` writes a Tape's entries, backward steps, call-site snippets, graph model
+(:func:`~tensorkit.notebook.build_graph`) and, for a Tape recorded inside a profiler, the
+profile model (:func:`~tensorkit.notebook.profile_model.build_profile`: times, memory
+timeline) as one JSON file, atomically. :func:`open_recording` reads it back as a
+:class:`Recording` (validated, plain data; nothing in the file is ever executed; version 1
+files, which have no profile, still open). :func:`to_html` writes a page that needs no kernel
+and no network: the models as JSON, the graph and profile widgets' bundles and CSS inlined,
+their selections linked, and a text table of the entries.
 """
 
 from __future__ import annotations
@@ -22,19 +25,24 @@ from typing import Any
 
 from ..autograd.tape import Tape
 from .graph_model import build_graph
+from .profile_model import build_profile, selection_links
 
 __all__ = ["FORMAT", "VERSION", "Recording", "open_recording", "save_tape", "to_html"]
 
 FORMAT = "tensorkit.recording"
-VERSION = 1
+VERSION = 2  # 2 added "profile"
+READABLE_VERSIONS = (1, 2)
 STATIC = Path(__file__).parent / "static"
 CONTEXT_LINES = 2
 _REQUIRED = ("format", "version", "entries", "backward_steps", "snippets", "graph")
 _ENTRY_KEYS = ("index", "name", "phase", "inputs", "outputs", "call_site")
+_PROFILE_KEYS = {"timing_mode": str, "total_ops": int, "rows": list, "modules": list}
+_ROW_KEYS = {"index": int, "name": str, "phase": str, "host_time_ns": int}
 
 
 class Recording:
-    """A recording read from disk: the graph model, the entries and call-site snippets."""
+    """A recording read from disk: the graph model, the entries, call-site snippets and the
+    profile model (None when the Tape was not profiled or the file is version 1)."""
 
     def __init__(self, data: dict, path: str | os.PathLike | None = None) -> None:
         self.path = None if path is None else Path(path)
@@ -43,6 +51,7 @@ class Recording:
         self.entries: list[dict] = data["entries"]
         self.backward_steps: list[dict] = data["backward_steps"]
         self.snippets: dict[str, dict] = data["snippets"]
+        self.profile: dict | None = data.get("profile")
 
     def __len__(self) -> int:
         return len(self.entries)
@@ -60,24 +69,32 @@ class Recording:
             "backward_steps": self.backward_steps,
             "snippets": self.snippets,
             "graph": self.graph,
+            "profile": self.profile,
         }
 
     def show(self) -> Any:
-        """A ``GraphWidget`` of the graph when anywidget is importable, else static HTML."""
+        """A ``GraphWidget`` of the graph (linked to a ``ProfileWidget`` when the recording
+        has a profile) when anywidget is importable, else static HTML."""
         try:
+            from .profile_widget import linked_view
             from .widgets import GraphWidget
         except ImportError:
             return self._repr_html_()
-        return GraphWidget(graph=self.graph)
+        if self.profile is None:
+            return GraphWidget(graph=self.graph)
+        return linked_view(self.graph, self.profile, self.entries)
 
     def _repr_html_(self) -> str:
         try:
+            from .profile_widget import profile_html
             from .widgets import graph_svg
         except ImportError:
-            svg = ""
+            static = ""
         else:
-            svg = graph_svg(self.graph)
-        return svg + _entries_table(self.entries, self.snippets)
+            static = graph_svg(self.graph)
+            if self.profile is not None:
+                static += profile_html(self.profile)
+        return static + _entries_table(self.entries, self.snippets)
 
 
 # --------------------------------------------------------------------------------- saving
@@ -97,7 +114,15 @@ def _tape_data(tape: Tape) -> dict:
         "backward_steps": list(tape.backward_steps),
         "snippets": _snippets(e["call_site"] for e in entries),
         "graph": build_graph(tape),
+        "profile": _profile(tape),
     }
+
+
+def _profile(tape: Tape) -> dict | None:
+    """The profile model of a Tape recorded inside a profiler, else None."""
+    if not any(e.records.get("profiler_index") is not None for e in tape.entries):
+        return None
+    return build_profile(tape)
 
 
 def _snippets(call_sites: Any) -> dict[str, dict]:
@@ -171,10 +196,10 @@ def _validate(data: Any, where: str) -> None:
     if data.get("format") != FORMAT:
         fail(f"'format' is {data.get('format')!r}, expected {FORMAT!r}")
     version = data.get("version")
-    if version != VERSION or isinstance(version, bool):
+    if version not in READABLE_VERSIONS or isinstance(version, bool):
         raise ValueError(
-            f"{where}: unsupported recording version {version!r} (this tensorkit reads version "
-            f"{VERSION})"
+            f"{where}: unsupported recording version {version!r} (this tensorkit reads "
+            f"versions {', '.join(map(str, READABLE_VERSIONS))})"
         )
     missing = [key for key in _REQUIRED if key not in data]
     if missing:
@@ -196,27 +221,95 @@ def _validate(data: Any, where: str) -> None:
             fail(f"'graph.{key}' must be a list")
     if not all(isinstance(n, dict) and isinstance(n.get("id"), str) for n in graph["nodes"]):
         fail("every graph node must be an object with a string 'id'")
+    if version >= 2:
+        if "profile" not in data:
+            fail("missing key(s): profile")
+        if data["profile"] is not None:
+            _validate_profile(data["profile"], fail)
+
+
+def _validate_profile(profile: Any, fail: Any) -> None:
+    """Check the fields that the profile views read (types, not values)."""
+    if not isinstance(profile, dict):
+        fail(f"'profile' must be an object or null, got {type(profile).__name__}")
+    for key, kind in _PROFILE_KEYS.items():
+        if not isinstance(profile.get(key), kind) or isinstance(profile.get(key), bool):
+            fail(f"'profile.{key}' must be a {kind.__name__}")
+    for i, row in enumerate(profile["rows"]):
+        if not isinstance(row, dict):
+            fail(f"profile.rows[{i}] must be an object")
+        for key, kind in _ROW_KEYS.items():
+            if not isinstance(row.get(key), kind) or isinstance(row.get(key), bool):
+                fail(f"profile.rows[{i}].{key} must be a {kind.__name__}, got {row.get(key)!r}")
+    for i, module in enumerate(profile["modules"]):
+        ok = (
+            isinstance(module, dict)
+            and isinstance(module.get("module"), str)
+            and isinstance(module.get("host_ns"), dict)
+            and all(_is_int(v) for v in [module.get("count"), *module["host_ns"].values()])
+        )
+        if not ok:
+            fail(f"profile.modules[{i}] must be an object with module, count and host_ns times")
+    for key in ("memory", "blocks"):
+        if profile.get(key) is not None and not isinstance(profile[key], dict):
+            fail(f"'profile.{key}' must be an object or null")
+    memory = profile.get("memory")
+    if memory is not None:
+        if not _is_int(memory.get("peak_bytes")):
+            fail("'profile.memory.peak_bytes' must be an int")
+        for key in ("index", "allocated", "reserved", "peak"):
+            if not isinstance(memory.get(key), list):
+                fail(f"'profile.memory.{key}' must be a list")
+
+
+def _is_int(value: Any) -> bool:
+    return isinstance(value, int) and not isinstance(value, bool)
 
 
 # ----------------------------------------------------------------------------------- HTML
 _BOOTSTRAP = """
-const state = JSON.parse(document.getElementById("tk-graph-model").textContent);
-const listeners = {};
-const model = {
-  get: (name) => state[name],
-  set: (name, value) => { state[name] = value; pending.add(name); },
-  on: (event, fn) => { (listeners[event] = listeners[event] || []).push(fn); },
-  off: (event, fn) => {
-    listeners[event] = (listeners[event] || []).filter((f) => f !== fn);
-  },
-  save_changes: () => {
-    const names = [...pending];
-    pending.clear();
-    for (const name of names) for (const fn of listeners["change:" + name] || []) fn();
-  },
-};
-const pending = new Set();
-graph_default.render({ model, el: document.getElementById("tk-graph") });
+function widgetModel(id) {
+  const state = JSON.parse(document.getElementById(id).textContent);
+  const listeners = {};
+  const pending = new Set();
+  return {
+    get: (name) => state[name],
+    set: (name, value) => { state[name] = value; pending.add(name); },
+    on: (event, fn) => { (listeners[event] = listeners[event] || []).push(fn); },
+    off: (event, fn) => {
+      listeners[event] = (listeners[event] || []).filter((f) => f !== fn);
+    },
+    save_changes: () => {
+      const names = [...pending];
+      pending.clear();
+      for (const name of names) for (const fn of listeners["change:" + name] || []) fn();
+    },
+  };
+}
+const graphModel = widgetModel("tk-graph-model");
+graph_default.render({ model: graphModel, el: document.getElementById("tk-graph") });
+if (typeof profile_default !== "undefined") {
+  const profileModel = widgetModel("tk-profile-model");
+  profile_default.render({ model: profileModel, el: document.getElementById("tk-profile") });
+  const links = JSON.parse(document.getElementById("tk-profile-links").textContent);
+  let syncing = false;
+  const follow = (target, name, value) => {
+    if (syncing) return;
+    syncing = true;
+    try {
+      target.set(name, value);
+      target.save_changes();
+    } finally {
+      syncing = false;
+    }
+  };
+  profileModel.on("change:selected", () =>
+    follow(graphModel, "selected", links.node_of[profileModel.get("selected")] || ""));
+  graphModel.on("change:selected", () => {
+    const index = links.index_of[graphModel.get("selected")];
+    follow(profileModel, "selected", index === undefined ? -1 : index);
+  });
+}
 """
 
 _PAGE = """<!DOCTYPE html>
@@ -238,9 +331,10 @@ body {{ font-family: system-ui, sans-serif; margin: 1rem; }}
 <h1>{title}</h1>
 <div id="tk-graph"></div>
 <script type="application/json" id="tk-graph-model">{model}</script>
+{profile}
 <script>
 (function () {{
-{bundle}
+{bundles}
 {bootstrap}
 }})();
 </script>
@@ -250,18 +344,34 @@ body {{ font-family: system-ui, sans-serif; margin: 1rem; }}
 </html>
 """
 
+_PROFILE_SECTION = """<h2>Profile</h2>
+<div id="tk-profile"></div>
+<script type="application/json" id="tk-profile-model">{model}</script>
+<script type="application/json" id="tk-profile-links">{links}</script>"""
+
 
 def to_html(
     source: Tape | Recording, path: str | os.PathLike, *, title: str = "tensorkit recording"
 ) -> Path:
-    """Write a standalone HTML page (no kernel, no network) of a Tape or a Recording."""
+    """Write a standalone HTML page (no kernel, no network) of a Tape or a Recording: the
+    graph, the profile (when recorded) with its sortable table, and the entries."""
     data = _clean(_tape_data(source)) if isinstance(source, Tape) else source.to_dict()
     model = {"graph": data["graph"], "selected": "", "collapsed": [], "color_by": "none"}
+    bundles = [_inline_bundle("graph")]
+    profile = ""
+    if data.get("profile") is not None:
+        bundles.append(_inline_bundle("profile"))
+        node_ids = (node["id"] for node in data["graph"]["nodes"])
+        profile = _PROFILE_SECTION.format(
+            model=_script_json({"model": data["profile"], "selected": -1}),
+            links=_script_json(selection_links(data["entries"], node_ids)),
+        )
     page = _PAGE.format(
         title=html.escape(title),
         css=(STATIC / "widgets.css").read_text(encoding="utf-8"),
         model=_script_json(model),
-        bundle=_inline_bundle((STATIC / "graph.js").read_text(encoding="utf-8")),
+        profile=profile,
+        bundles="\n".join(bundles),
         bootstrap=_BOOTSTRAP,
         table=_entries_table(data["entries"], data["snippets"]),
     )
@@ -276,14 +386,17 @@ def _script_json(value: Any) -> str:
     return text.replace("<", "\\u003c").replace(">", "\\u003e").replace("&", "\\u0026")
 
 
-def _inline_bundle(source: str) -> str:
-    """The ES module bundle as plain script: its final ``export {...}`` statement removed."""
+def _inline_bundle(name: str) -> str:
+    """The ``name`` widget's ES module bundle as a plain script that defines ``<name>_default``
+    (its final ``export {...}`` statement removed, its other names kept in a function scope)."""
+    source = (STATIC / f"{name}.js").read_text(encoding="utf-8")
+    default = f"{name}_default"
     stripped, count = re.subn(r"\bexport\s*\{[^}]*\}\s*;?\s*$", "", source.rstrip())
-    if count != 1 or "graph_default" not in stripped:
-        raise ValueError("unexpected graph bundle: cannot find its default export")
+    if count != 1 or default not in stripped:
+        raise ValueError(f"unexpected {name} bundle: cannot find its default export")
     if "</script" in stripped.lower():
-        raise ValueError("the graph bundle contains '</script' and cannot be inlined")
-    return stripped
+        raise ValueError(f"the {name} bundle contains '</script' and cannot be inlined")
+    return f"const {default} = (function () {{\n{stripped}\nreturn {default};\n}})();"
 
 
 def _entries_table(entries: list[dict], snippets: dict[str, dict]) -> str:

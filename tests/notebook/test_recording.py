@@ -8,6 +8,7 @@ import re
 import shutil
 import subprocess
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -197,3 +198,125 @@ def test_tape_methods_and_tk_notebook_open(tmp_path):
     html = page.read_text()
     assert html.startswith("<!DOCTYPE html>") or html.lstrip().lower().startswith("<!doctype html")
     assert all(f'"{name}"' in html for name in ("matmul", "relu", "sum"))
+
+
+# ------------------------------------------------------------------------------- profile
+def _profiled_tape() -> tk.autograd.Tape:
+    w = tk.randn(3, 2, requires_grad=True)
+    x = tk.tensor([[1.0, 2.0, 3.0]])
+    with tk.profiler.profile(record_memory=True), tk.autograd.Tape() as tape:
+        loss = (x @ w).tanh().sum()
+        loss.backward()
+    return tape
+
+
+def test_profile_round_trip(tmp_path: Path) -> None:
+    from tensorkit.notebook.profile_model import build_profile
+
+    tape = _profiled_tape()
+    path = tape.save(str(tmp_path / "run.json"))
+    data = json.loads(Path(path).read_text())
+    assert data["version"] == 2
+    rec = tk.notebook.open(str(path))
+    assert rec.profile == _plain(build_profile(tape))
+    assert [r["name"] for r in rec.profile["rows"]] == [e.name for e in tape.entries]
+    assert rec.profile["memory"]["allocated"] == [e.records["live_bytes"] for e in tape.entries]
+    assert rec.to_dict() == data
+    assert 'class="tk-profile-table"' in rec._repr_html_()
+    assert open_recording(save_tape(_tape(), tmp_path / "plain.json")).profile is None
+
+
+def test_version_1_files_still_open(tmp_path: Path) -> None:
+    data = _valid(tmp_path)
+    del data["profile"]
+    rec = open_recording(_write(tmp_path, json.dumps({**data, "version": 1})))
+    assert rec.version == 1 and rec.profile is None and len(rec.entries) == len(data["entries"])
+    with pytest.raises(ValueError, match=r"missing key\(s\): profile"):
+        open_recording(_write(tmp_path, json.dumps(data)))  # version 2 needs it
+
+
+def _profiled_data(tmp_path: Path) -> dict:
+    return json.loads(save_tape(_profiled_tape(), tmp_path / "ok.json").read_text())
+
+
+@pytest.mark.parametrize(
+    ("change", "message"),
+    [
+        (lambda p: p.__setitem__("rows", {}), r"'profile\.rows' must be a list"),
+        (lambda p: p["rows"][2].__setitem__("index", "2"), r"profile\.rows\[2\]\.index must be"),
+        (lambda p: p["rows"].__setitem__(0, 7), r"profile\.rows\[0\] must be an object"),
+        (lambda p: p["modules"][0].__setitem__("count", "<b>"), r"profile\.modules\[0\]"),
+        (lambda p: p["memory"].__setitem__("peak", None), r"profile\.memory\.peak' must be a list"),
+        (lambda p: p.__setitem__("timing_mode", 3), r"'profile\.timing_mode' must be a str"),
+    ],
+)
+def test_bad_profiles_are_named(tmp_path: Path, change: Any, message: str) -> None:
+    data = _profiled_data(tmp_path)
+    change(data["profile"])
+    with pytest.raises(ValueError, match=message):
+        open_recording(_write(tmp_path, json.dumps(data)))
+    data["profile"] = [1]
+    with pytest.raises(ValueError, match="'profile' must be an object or null, got list"):
+        open_recording(_write(tmp_path, json.dumps(data)))
+
+
+def test_show_links_graph_and_profile(tmp_path: Path) -> None:
+    pytest.importorskip("anywidget")
+    from tensorkit.notebook.profile_widget import ProfileView
+
+    tape = _profiled_tape()
+    view = open_recording(save_tape(tape, tmp_path / "run.json")).show()
+    assert isinstance(view, ProfileView)
+    tanh = next(e for e in tape.entries if e.name == "tanh")
+    view.graph.selected = f"op{tanh.index}"
+    assert view.profile.selected == tanh.records["profiler_index"]
+    tanh_backward = next(e for e in tape.entries if e.backward_of == tanh.index)
+    view.profile.selected = tanh_backward.records["profiler_index"]
+    assert view.graph.selected == f"op{tanh.index}"
+
+
+def test_html_has_the_profile_table_and_bundle(tmp_path: Path) -> None:
+    tape = _profiled_tape()
+    page = to_html(tape, tmp_path / "run.html").read_text()
+    model = re.search(r'<script type="application/json" id="tk-profile-model">(.*?)</script>', page)
+    assert model is not None
+    from tensorkit.notebook.profile_model import build_profile
+
+    assert json.loads(model.group(1)) == {"model": _plain(build_profile(tape)), "selected": -1}
+    links = re.search(r'<script type="application/json" id="tk-profile-links">(.*?)</script>', page)
+    assert json.loads(links.group(1))["index_of"] == {
+        f"op{e.index}": e.records["profiler_index"] for e in tape.entries if e.phase == "forward"
+    }
+    profile_bundle = (recording.STATIC / "profile.js").read_text()
+    assert profile_bundle.splitlines()[5] in page and "profile_default.render" in page
+    assert "export {" not in page and ".tk-profile-table" in page  # bundle and CSS
+    assert 'id="tk-profile-model"' not in to_html(_tape(), tmp_path / "plain.html").read_text()
+
+
+@pytest.mark.skipif(not Path(CHROMIUM).exists(), reason=f"no chromium at {CHROMIUM}")
+def test_html_profile_renders_in_headless_chromium(tmp_path: Path) -> None:
+    tape = _profiled_tape()
+    path = to_html(tape, tmp_path / "run.html")
+    profile = tmp_path / "chromium-profile"
+    try:
+        result = subprocess.run(
+            [
+                CHROMIUM,
+                "--headless",
+                "--no-sandbox",
+                "--disable-gpu",
+                f"--user-data-dir={profile}",
+                "--dump-dom",
+                path.resolve().as_uri(),
+            ],
+            capture_output=True,
+            text=True,
+            timeout=60,
+        )
+    finally:
+        shutil.rmtree(profile, ignore_errors=True)
+    dom = result.stdout
+    assert 'class="tk-widget tk-profile"' in dom, result.stderr[-2000:]
+    rows = re.findall(r'<tr data-index="(\d+)"', dom)
+    assert sorted(map(int, rows)) == sorted(e.records["profiler_index"] for e in tape.entries)
+    assert 'data-sort-key="host_time"' in dom and "tk-profile-timeline" in dom

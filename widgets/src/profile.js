@@ -1,5 +1,256 @@
-/** Profile view widget: placeholder until the view lands. */
-function render({ el }) {
-  el.textContent = "profile view";
+/**
+ * The profile view widget (anywidget front end): the sortable per-op table, time by module,
+ * the memory timeline and the allocator's blocks. Synced traits: `model` (read) and
+ * `selected` (a profiler event index, -1 for none; written on row and timeline clicks).
+ */
+
+import { h, s } from "./dom.js";
+import {
+  blockAt,
+  bytesText,
+  cellText,
+  linkedIndices,
+  moduleBars,
+  nextSort,
+  sortRows,
+  stateTotals,
+  timeText,
+  timelineScale,
+  visibleColumns,
+} from "./profile_logic.js";
+
+const TIMELINE = { width: 640, height: 120 };
+/** The module name of ops outside any nn module (as tensorkit.notebook.profile_model). */
+const NO_MODULE = "(no module)";
+
+function section(title, children) {
+  return h("div", { class: "tk-profile-section" }, [
+    h("div", { class: "tk-section-title", text: title }),
+    ...children,
+  ]);
 }
+
+/**
+ * The op table; `onSelect(index)` on a row click. Returns the element and an `update(selected,
+ * linked)` that marks rows.
+ */
+function opTable(model, onSelect) {
+  const columns = visibleColumns(model);
+  const rows = model.rows || [];
+  const trs = new Map();
+  for (const row of rows) {
+    const cells = columns.map((c) => {
+      const value = c.value(row);
+      const attrs = { text: cellText(c, row) };
+      if (c.numeric) {
+        attrs.class = "tk-num";
+        if (value != null) attrs["data-value"] = value;
+      }
+      return h("td", attrs);
+    });
+    const tr = h("tr", { "data-index": row.index, class: `tk-phase-${row.phase}` }, cells);
+    tr.addEventListener("click", () => onSelect(row.index));
+    trs.set(row.index, tr);
+  }
+  const tbody = h("tbody", {}, [...trs.values()]);
+  let sort = null;
+  const ths = columns.map((column) => {
+    const th = h("th", { "data-sort-key": column.key, "aria-sort": "none", text: column.label });
+    th.addEventListener("click", () => {
+      sort = nextSort(sort, column);
+      for (const other of ths) other.setAttribute("aria-sort", "none");
+      th.setAttribute("aria-sort", sort.dir);
+      tbody.replaceChildren(...sortRows(rows, column, sort.dir).map((r) => trs.get(r.index)));
+    });
+    return th;
+  });
+  const table = h("table", { class: "tk-profile-table" }, [
+    h("thead", {}, [h("tr", {}, ths)]),
+    tbody,
+  ]);
+  return {
+    element: h("div", { class: "tk-profile-scroll" }, [table]),
+    update(selected, linked, reveal) {
+      for (const [index, tr] of trs) {
+        tr.classList.toggle("tk-selected", index === selected);
+        tr.classList.toggle("tk-linked", linked.has(index));
+      }
+      const tr = trs.get(selected);
+      if (reveal && tr && tr.scrollIntoView) tr.scrollIntoView({ block: "nearest" });
+    },
+  };
+}
+
+/**
+ * Time by module, one stacked bar (forward, backward, optimizer) per module path;
+ * `update(module)` marks the selected op's module.
+ */
+function moduleTable(model) {
+  const rows = moduleBars(model.modules || []).map(({ module, parts }) => {
+    const bar = h(
+      "div",
+      { class: "tk-profile-bar" },
+      parts.map((p) =>
+        h("span", {
+          class: `tk-phase-${p.phase}`,
+          style: `width: ${(100 * p.fraction).toFixed(2)}%`,
+          title: `${p.phase}: ${timeText(p.ns)}`,
+        }),
+      ),
+    );
+    const text = parts.map((p) => `${p.phase} ${timeText(p.ns)}`).join(", ");
+    return h("tr", { "data-module": module }, [
+      h("td", { text: module }),
+      h("td", { class: "tk-profile-bar-cell" }, [bar]),
+      h("td", { class: "tk-muted", text }),
+    ]);
+  });
+  return {
+    element: h("table", { class: "tk-profile-modules" }, [h("tbody", {}, rows)]),
+    update(selectedModule) {
+      for (const tr of rows) {
+        tr.classList.toggle("tk-module-of-selected", tr.dataset.module === selectedModule);
+      }
+    },
+  };
+}
+
+/** The memory timeline; `onSelect(index)` on a click. `update(selected)` moves the marker. */
+function timeline(memory, onSelect) {
+  const { width, height } = TIMELINE;
+  const scale = timelineScale(memory, width, height);
+  const marker = s("line", { class: "tk-profile-marker", y1: 0, y2: height, visibility: "hidden" });
+  const children = [
+    s("path", { class: "tk-mem-reserved", d: scale.paths.reserved }),
+    s("path", { class: "tk-mem-peak", d: scale.paths.peak }),
+    s("path", { class: "tk-mem-allocated", d: scale.paths.allocated }),
+    marker,
+  ];
+  if (memory.backward_start != null) {
+    const x = scale.x(memory.backward_start);
+    children.push(s("line", { class: "tk-mem-backward", x1: x, x2: x, y1: 0, y2: height }));
+  }
+  const svg = s(
+    "svg",
+    {
+      class: "tk-profile-timeline",
+      viewBox: `0 0 ${width} ${height}`,
+      preserveAspectRatio: "none",
+    },
+    children,
+  );
+  svg.addEventListener("click", (event) => {
+    const box = svg.getBoundingClientRect();
+    if (box.width) onSelect(scale.indexAt(((event.clientX - box.left) / box.width) * width));
+  });
+  const legend = h("div", { class: "tk-muted" }, [
+    `allocated (blue), reserved (grey), peak (red) · peak ${bytesText(memory.peak_bytes)}`,
+    ` after op ${memory.peak_index} · top of scale ${bytesText(scale.top)}`,
+    memory.backward_start != null ? ` · backward starts at op ${memory.backward_start}` : "",
+    memory.stride > 1 ? ` · every ${memory.stride} ops per point` : "",
+  ]);
+  return {
+    element: h("div", {}, [svg, legend, h("div", { class: "tk-muted", text: memory.allocator })]),
+    update(selected) {
+      const visible = selected >= 0;
+      marker.setAttribute("visibility", visible ? "visible" : "hidden");
+      if (visible) {
+        marker.setAttribute("x1", scale.x(selected));
+        marker.setAttribute("x2", scale.x(selected));
+      }
+    },
+  };
+}
+
+/** The allocator's blocks, coloured by state after the event chosen with a slider. */
+function blockView(view) {
+  const last = Math.max(0, view.events - 1);
+  const slider = h("input", { type: "range", min: 0, max: last, value: last });
+  const label = h("span", { class: "tk-muted" });
+  const strip = h("div", { class: "tk-blocks" });
+  const cells = view.blocks.map((b) => {
+    const where = [b.op, b.call_site].filter(Boolean).join(" at ");
+    const title =
+      `${b.device}:0x${Number(b.addr).toString(16)} ${bytesText(b.size)}` +
+      (where ? ` (${where})` : "");
+    const cell = h("span", { class: "tk-block", title, style: `flex-grow: ${Number(b.size)}` });
+    strip.append(cell);
+    return cell;
+  });
+  const draw = () => {
+    const event = Number(slider.value);
+    view.blocks.forEach((b, n) => {
+      cells[n].className = `tk-block tk-block-${blockAt(b.history, event).state}`;
+    });
+    const t = stateTotals(view.blocks, event);
+    label.textContent =
+      `event ${event} / ${last} · in use ${bytesText(t.in_use)} · cached ` +
+      `${bytesText(t.cached)} · returned ${bytesText(t.returned)}` +
+      (view.omitted_blocks ? ` · ${view.omitted_blocks} smaller blocks not shown` : "");
+  };
+  slider.addEventListener("input", draw);
+  draw();
+  return h("div", {}, [h("div", { class: "tk-toolbar" }, [slider, label]), strip]);
+}
+
+/**
+ * Render into `el`; returns the cleanup function that anywidget calls on removal.
+ * @param {{model: object, el: HTMLElement}} context
+ * @returns {() => void}
+ */
+function render({ model, el }) {
+  const root = h("div", { class: "tk-widget tk-profile" });
+  el.append(root);
+  let parts = null;
+  const select = (index) => {
+    const next = model.get("selected") === index ? -1 : index;
+    model.set("selected", next);
+    model.save_changes();
+    mark(false);
+  };
+  const mark = (reveal) => {
+    if (!parts) return;
+    const selected = model.get("selected");
+    parts.table.update(selected, linkedIndices(parts.rows, selected), reveal);
+    const row = parts.rows.find((r) => r.index === selected);
+    parts.modules.update(row ? row.module || NO_MODULE : null);
+    if (parts.timeline) parts.timeline.update(selected);
+  };
+  const build = () => {
+    const data = model.get("model") || {};
+    const rows = data.rows || [];
+    const table = opTable(data, select);
+    const modules = moduleTable(data);
+    const memory = data.memory ? timeline(data.memory, select) : null;
+    const omitted = data.omitted || {};
+    const summary =
+      `${data.total_ops || 0} ops` +
+      (omitted.count
+        ? ` · showing the ${rows.length} most expensive; ${omitted.count} more ` +
+          `(${timeText(omitted.host_time_ns)} host time) not shown`
+        : "");
+    root.replaceChildren(
+      h("div", { class: "tk-toolbar" }, [
+        h("span", { text: summary }),
+        h("span", { class: "tk-status", text: `timing: ${data.timing_mode || "?"}` }),
+      ]),
+      section("Ops (click a header to sort, a row to select)", [table.element]),
+      section("Time by module", [modules.element]),
+      memory ? section("Memory", [memory.element]) : "",
+      data.blocks ? section("Allocator blocks", [blockView(data.blocks)]) : "",
+    );
+    parts = { rows, table, modules, timeline: memory };
+    mark(false);
+  };
+  const onSelected = () => mark(true);
+  model.on("change:model", build);
+  model.on("change:selected", onSelected);
+  build();
+  return () => {
+    model.off("change:model", build);
+    model.off("change:selected", onSelected);
+    root.remove();
+  };
+}
+
 export default { render };

@@ -1,0 +1,134 @@
+import assert from "node:assert/strict";
+import { test } from "node:test";
+
+import {
+  COLUMNS,
+  blockAt,
+  bytesText,
+  cellText,
+  linkedIndices,
+  moduleBars,
+  nextSort,
+  sortRows,
+  stateTotals,
+  timeText,
+  timelineScale,
+  visibleColumns,
+} from "../src/profile_logic.js";
+
+const column = (key) => COLUMNS.find((c) => c.key === key);
+
+const row = (index, name, phase, forward_index, host_time_ns, alloc_bytes) => ({
+  index,
+  name,
+  phase,
+  forward_index,
+  host_time_ns,
+  alloc_bytes,
+});
+const ROWS = [
+  row(0, "matmul", "forward", null, 300, 96),
+  row(1, "add", "forward", null, 50, null),
+  row(2, "sum", "backward", 1, 50, 8),
+  row(3, "Add", "backward", 1, 900, 4),
+];
+
+test("timeText and bytesText match the Python report's units", () => {
+  assert.equal(timeText(1500), "1.500us");
+  assert.equal(timeText(2_500_000), "2.500ms");
+  assert.equal(timeText(3e9), "3.000s");
+  assert.equal(bytesText(512), "512 b");
+  assert.equal(bytesText(1536), "1.50 Kb");
+  assert.equal(bytesText(3 * 2 ** 20), "3.00 Mb");
+});
+
+test("nextSort: numbers start descending, text ascending, a second click reverses", () => {
+  const time = nextSort(null, column("host_time"));
+  assert.deepEqual(time, { key: "host_time", dir: "descending" });
+  assert.deepEqual(nextSort(time, column("host_time")), { key: "host_time", dir: "ascending" });
+  assert.deepEqual(nextSort(time, column("name")), { key: "name", dir: "ascending" });
+});
+
+test("sortRows orders numbers and text, ties by index, unknown values last", () => {
+  const order = (key, dir) => sortRows(ROWS, column(key), dir).map((r) => r.index);
+  assert.deepEqual(order("host_time", "descending"), [3, 0, 1, 2]);
+  assert.deepEqual(order("host_time", "ascending"), [1, 2, 0, 3]);
+  assert.deepEqual(order("bytes", "descending"), [0, 2, 3, 1]);
+  assert.deepEqual(order("bytes", "ascending"), [3, 2, 0, 1]);
+  assert.deepEqual(order("phase", "ascending"), [2, 3, 0, 1]);
+  assert.deepEqual(order("phase", "descending"), [0, 1, 2, 3]);
+  assert.deepEqual(ROWS.map((r) => r.index), [0, 1, 2, 3]); // the input is not reordered
+});
+
+test("visibleColumns hides columns without data; cellText formats", () => {
+  const keys = (has) => visibleColumns({ has }).map((c) => c.key);
+  assert.deepEqual(keys({}), ["index", "name", "phase", "module", "host_time"]);
+  assert.ok(keys({ gpu_time: true, memory: true }).includes("gpu_time"));
+  assert.ok(keys({ memory: true }).includes("bytes"));
+  assert.equal(cellText(column("host_time"), ROWS[0]), "0.300us");
+  assert.equal(cellText(column("bytes"), ROWS[1]), "");
+  const shapes = { input_shapes: [[2, 3], null], output_shapes: [[]] };
+  assert.equal(cellText(column("shapes"), shapes), "2x3, ? -> scalar");
+});
+
+test("linkedIndices joins a forward op and the backward ops its rule ran", () => {
+  assert.deepEqual([...linkedIndices(ROWS, 1)].sort(), [2, 3]);
+  assert.deepEqual([...linkedIndices(ROWS, 2)].sort(), [1, 3]);
+  assert.equal(linkedIndices(ROWS, 0).size, 0);
+  assert.equal(linkedIndices(ROWS, -1).size, 0);
+});
+
+test("timelineScale maps op index and bytes into the box, as step paths", () => {
+  const memory = {
+    index: [0, 1, 2, 3],
+    allocated: [0, 100, 50, 200],
+    reserved: [0, 100, 50, 200],
+    peak: [0, 100, 100, 200],
+    stride: 1,
+  };
+  const scale = timelineScale(memory, 400, 100);
+  assert.equal(scale.top, 200);
+  assert.equal(scale.x(0), 0);
+  assert.equal(scale.x(4), 400);
+  assert.equal(scale.y(200), 0);
+  assert.equal(scale.y(0), 100);
+  assert.equal(
+    scale.paths.allocated,
+    "M0.0,100.0L100.0,100.0L100.0,50.0L200.0,50.0L200.0,75.0L300.0,75.0L300.0,0.0L400.0,0.0",
+  );
+  assert.equal(scale.indexAt(250), 2);
+  assert.equal(scale.indexAt(0), 0);
+  assert.equal(scale.indexAt(399), 3);
+  const gaps = timelineScale({ ...memory, reserved: [null, 10, null, 20] }, 400, 100);
+  assert.equal((gaps.paths.reserved.match(/M/g) || []).length, 2);
+});
+
+test("blockAt and stateTotals reduce each block's history at an event", () => {
+  const blocks = [
+    {
+      history: [
+        [1, "in_use", 512],
+        [3, "cached", 512],
+        [4, "in_use", 128],
+        [6, "cached", 128],
+        [7, "returned", 128],
+      ],
+    },
+    { history: [[2, "in_use", 256]] },
+  ];
+  assert.deepEqual(blockAt(blocks[0].history, 0), { state: "none", size: 0 });
+  assert.deepEqual(blockAt(blocks[0].history, 3), { state: "cached", size: 512 });
+  assert.deepEqual(stateTotals(blocks, 2), { in_use: 768, cached: 0, returned: 0 });
+  assert.deepEqual(stateTotals(blocks, 3), { in_use: 256, cached: 512, returned: 0 });
+  assert.deepEqual(stateTotals(blocks, 5), { in_use: 384, cached: 0, returned: 0 });
+  assert.deepEqual(stateTotals(blocks, 9), { in_use: 256, cached: 0, returned: 128 });
+});
+
+test("moduleBars scales phases by the largest module", () => {
+  const bars = moduleBars([
+    { module: "net.0", total_ns: 400, host_ns: { forward: 100, backward: 300 } },
+    { module: "net.1", total_ns: 200, host_ns: { forward: 200 } },
+  ]);
+  assert.deepEqual(bars[0].parts.map((p) => p.fraction), [0.25, 0.75]);
+  assert.deepEqual(bars[1].parts, [{ phase: "forward", ns: 200, fraction: 0.5 }]);
+});
