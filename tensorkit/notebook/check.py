@@ -7,7 +7,7 @@ the forward, or passed in); the rule's vector-Jacobian product for a random upst
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from typing import Any
 
 import numpy as np
@@ -16,7 +16,6 @@ from ..autograd.engine import grad
 from ..autograd.grad_mode import enable_grad, no_grad
 from ..autograd.graph import AccumulateGrad, Node
 from ..tensor import Tensor
-from .capture import ForwardCapture
 from .stepper import BackwardStepper
 
 __all__ = ["check_graph", "check_node"]
@@ -35,12 +34,15 @@ def check_node(
 ) -> dict:
     """Compare the node's analytical gradient with finite differences.
 
-    ``target`` is a node, or a stepper (its current node). ``inputs`` are the op's forward
-    arguments, needed only when the node neither saved them nor is a custom Function.
+    ``target`` is a node, or a stepper (its current node; ``inputs`` default to the stepper's
+    ``forward_inputs`` for it). ``inputs`` are the op's forward arguments, needed only when
+    the node neither saved them nor is a custom Function.
     Returns plain data: node name, ``max_abs_error``, ``max_rel_error``, ``ok`` and
     ``verdict``. At most 256 elements per input are perturbed (a seeded sample beyond).
     """
     node = _current_node(target)
+    if inputs is None and isinstance(target, BackwardStepper):
+        inputs = target.forward_inputs.get(node)
     forward, args = _forward_of(node, inputs)
     rng = np.random.default_rng(seed)
     args64 = [_float64(a) for a in args]
@@ -55,7 +57,6 @@ def check_node(
         outputs = _outputs(forward(*args64))
         upstream = [Tensor(rng.standard_normal(tuple(o.shape))) for o in outputs]
         analytical = grad(outputs, [args64[i] for i in positions], upstream, allow_unused=True)
-    worst_abs = worst_rel = 0.0
     per_input = []
     for i, g in zip(positions, analytical, strict=True):
         numeric, analytic, index = _numerical(forward, args64, i, upstream, eps, g, rng)
@@ -71,48 +72,88 @@ def check_node(
                 "ok": ok,
             }
         )
-        worst_abs, worst_rel = max(worst_abs, abs_err), max(worst_rel, rel_err)
     ok = all(p["ok"] for p in per_input)
     return {
         "node": node.name(),
-        "max_abs_error": worst_abs,
-        "max_rel_error": worst_rel,
+        "max_abs_error": _worst(p["max_abs_error"] for p in per_input),
+        "max_rel_error": _worst(p["max_rel_error"] for p in per_input),
         "ok": ok,
         "verdict": "ok" if ok else "gradient mismatch",
         "inputs": per_input,
     }
 
 
-def check_graph(loss_fn: Callable[..., Tensor], inputs: Sequence[Any], **options: Any) -> dict:
-    """Check every node of ``loss_fn(*inputs)`` in backward order; report the first mismatch.
+def check_graph(
+    target: BackwardStepper | Callable[..., Tensor],
+    inputs: Sequence[Any] | None = None,
+    **options: Any,
+) -> dict:
+    """Check every node of a backward pass in backward order; report the first mismatch.
 
-    Returns ``{"ok", "checked", "first_failure", "error"}``: ``first_failure`` is
-    ``check_node``'s result plus the node's ``id`` and backward ``step``; ``error`` is the
-    stepper's error report if backward failed. Leaves' ``.grad`` are left as they were.
+    ``target`` is a loss function, run on ``inputs`` under a forward capture (so every node
+    can be re-run), or a stepper, whose pass is replayed by a fresh stepper (its position is
+    left alone; nodes that saved no inputs and have no ``forward_inputs`` are skipped).
+    ``options`` go to :func:`check_node`. Returns ``{"ok", "checked", "skipped",
+    "first_failure", "error"}``: ``skipped`` lists ``{"id", "node", "reason"}``;
+    ``first_failure`` is ``check_node``'s result plus the node's ``id`` and backward ``step``;
+    ``error`` is the stepper's error report if backward failed. Leaves' ``.grad`` are left as
+    they were.
     """
-    with ForwardCapture() as capture:
-        loss = loss_fn(*inputs)
-    stepper = BackwardStepper(loss)
+    if isinstance(target, BackwardStepper):
+        if inputs is not None:
+            raise TypeError("check_graph(stepper) takes no inputs: they were captured already")
+        stepper = BackwardStepper(
+            target.loss, gradient=target.gradient, forward_inputs=target.forward_inputs
+        )
+    elif callable(target):
+        if inputs is None:
+            raise TypeError("check_graph(loss_fn, inputs) needs the inputs to run loss_fn on")
+        stepper = BackwardStepper.from_function(target, inputs)
+    else:
+        raise TypeError(
+            f"check_graph expects a BackwardStepper or a loss function, got {type(target).__name__}"
+        )
     checked = 0
-    error = None
+    skipped: list[dict] = []
     try:
         while True:
             stepper.next()
             if stepper.done or stepper.error is not None:
-                error = stepper.error
                 break
             node = stepper.current_step.node
             if type(node) is AccumulateGrad:
                 continue
-            captured = capture.inputs.get(node)
-            result = check_node(node, inputs=None if captured is None else captured[0], **options)
+            node_id = stepper.ids[node]
+            try:
+                result = check_node(node, inputs=stepper.forward_inputs.get(node), **options)
+            except ValueError as reason:
+                skipped.append({"id": node_id, "node": node.name(), "reason": str(reason)})
+                continue
             checked += 1
             if not result["ok"]:
-                failure = {**result, "id": stepper.ids[node], "step": stepper.position - 1}
-                return {"ok": False, "checked": checked, "first_failure": failure, "error": None}
+                failure = {**result, "id": node_id, "step": stepper.position - 1}
+                return _graph_report(False, checked, skipped, failure, None)
+        error = stepper.error
     finally:
         stepper.reset()
-    return {"ok": error is None, "checked": checked, "first_failure": None, "error": error}
+    return _graph_report(error is None, checked, skipped, None, error)
+
+
+def _graph_report(
+    ok: bool, checked: int, skipped: list, failure: dict | None, error: dict | None
+) -> dict:
+    return {
+        "ok": ok,
+        "checked": checked,
+        "skipped": skipped,
+        "first_failure": failure,
+        "error": error,
+    }
+
+
+def _worst(errors: Iterable[float]) -> float:
+    """The largest error; NaN (a non-finite difference) wins."""
+    return float(np.max(np.fromiter(errors, float), initial=0.0))
 
 
 def _current_node(target: BackwardStepper | Node) -> Node:
@@ -134,6 +175,10 @@ def _forward_of(node: Node, inputs: Sequence[Any] | None) -> tuple[Callable, lis
         return function_class.apply, list(args)
     op, attrs = node.op, node.attrs
     if inputs is None:
+        if node._freed:
+            raise ValueError(
+                f"{node.name()}'s saved tensors were freed (retain_graph=False): pass inputs="
+            )
         if node._saved_inputs is None or len(node._saved_inputs) != len(node.edges):
             raise ValueError(f"{node.name()} did not save its inputs: pass inputs=")
         inputs = [e[0] if type(e) is tuple else e for e in node._saved_inputs]

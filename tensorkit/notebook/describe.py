@@ -7,6 +7,7 @@ from typing import Any
 
 from ..autograd.grad_mode import no_grad
 from ..autograd.graph import AccumulateGrad, Node
+from .values import finite_or_label
 
 __all__ = ["chain_products", "describe_error", "describe_rule", "modified_saved"]
 
@@ -35,26 +36,45 @@ def describe_rule(node: Node) -> dict:
     }
 
 
-def modified_saved(node: Node) -> dict | None:
-    """Which saved tensor of ``node`` changed in place since it was saved, and by what."""
+def modified_saved(node: Node, ids: dict[Node, str]) -> dict | None:
+    """Which saved tensor of ``node`` changed in place since it was saved, by what op, where,
+    and (when it is in the graph ``ids`` names) the node that op recorded: an in-place op
+    moves a saved input onto its own node; a saved output is consumed by it."""
     for index, entry in enumerate(node._saved_inputs or ()):
         if type(entry) is tuple:
-            counter = entry[0]._version_counter
-            if counter is not None and counter.value != entry[1]:
-                return _change(counter, entry[1], f"input {index}")
-    for _data, _dev, counter, version, nr in node._saved_outputs or ():
-        if counter.value != version:
-            return _change(counter, version, f"output {nr}")
+            tensor, expected = entry
+            counter = tensor._version_counter
+            if counter is not None and counter.value != expected:
+                culprit = tensor.grad_fn
+                return _change(counter, expected, f"input {index}", culprit, ids)
+    for _data, _dev, counter, expected, nr in node._saved_outputs or ():
+        if counter.value != expected:
+            culprit = _inplace_consumer(node, nr, counter.last_op, ids)
+            return _change(counter, expected, f"output {nr}", culprit, ids)
     return None
 
 
-def _change(counter: Any, expected: int, which: str) -> dict:
+def _inplace_consumer(node: Node, nr: int, op: str | None, ids: dict[Node, str]) -> Node | None:
+    """The latest node of the graph that consumed output ``nr`` of ``node`` through ``op``."""
+    name = (op or "").removesuffix("_")
+    consumers = [
+        n
+        for n in ids
+        if getattr(n.op, "name", None) == name and any(e == (node, nr) for e in n.edges)
+    ]
+    return max(consumers, key=lambda n: n.seq, default=None)
+
+
+def _change(
+    counter: Any, expected: int, which: str, culprit: Node | None, ids: dict[Node, str]
+) -> dict:
     return {
         "saved": which,
         "op": counter.last_op,
         "site": counter.last_site,
         "version": counter.value,
         "expected_version": expected,
+        "node": None if culprit is None else {"id": ids.get(culprit), "name": culprit.name()},
     }
 
 
@@ -69,7 +89,7 @@ def describe_error(error: BaseException, node: Node | None, ids: dict[Node, str]
     }
     if node is not None:
         info["node"] = {"id": ids.get(node), "name": node.name()}
-        info["inplace"] = modified_saved(node)
+        info["inplace"] = modified_saved(node, ids)
         if node._metadata:
             info["forward_trace"] = node._metadata.get("traceback_")
     return info
@@ -79,7 +99,8 @@ def chain_products(node: Node, grads_in: tuple, grads_out: tuple) -> list[dict] 
     """For a scalar node: per input, local derivative x upstream gradient (micrograd style).
 
     The local derivative is the node's rule applied to an upstream gradient of exactly 1, so
-    it needs the saved values (None once they are freed, or for non-scalar nodes)."""
+    it needs the saved values (None once they are freed, or for non-scalar nodes). Non-finite
+    numbers become labels (``"inf"``, ``"nan"``), as in tensor payloads."""
     if type(node) is AccumulateGrad or node._freed or len(grads_in) != 1:
         return None
     upstream = grads_in[0]
@@ -95,13 +116,6 @@ def chain_products(node: Node, grads_in: tuple, grads_out: tuple) -> list[dict] 
         if g is None or d is None:
             continue
         value = float(d.item())
-        result.append(
-            {
-                "position": position,
-                "local": value,
-                "upstream": up,
-                "product": value * up,
-                "grad": float(g.item()),
-            }
-        )
+        numbers = {"local": value, "upstream": up, "product": value * up, "grad": float(g.item())}
+        result.append({"position": position, **{k: finite_or_label(v) for k, v in numbers.items()}})
     return result

@@ -6,11 +6,14 @@ Between steps the caller's grad mode is in force (the engine's own mode is set a
 step). ``total_steps`` is the number of nodes reachable from the loss (the engine's dependency
 count): exact unless a rule returns no gradient for an input that requires one, in which case
 that node is skipped and the total is corrected once the end is reached (``total_exact``).
+A failure is attributed to the node the engine names on the error (``error.backward_node``).
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Iterator
+import math
+import numbers
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from typing import Any
 
 import numpy as np
@@ -19,6 +22,7 @@ from ..autograd.engine import BackwardStep, backward_steps
 from ..autograd.grad_mode import is_grad_enabled, no_grad, set_grad_enabled
 from ..autograd.graph import AccumulateGrad, Node
 from ..tensor import Tensor
+from .capture import ForwardCapture
 from .describe import chain_products, describe_error, describe_rule
 from .values import tensor_payload
 from .walk import backward_nodes, node_ids, root_nodes
@@ -34,7 +38,9 @@ class BackwardStepper:
 
     Breakpoints stop ``run_to`` and ``run_to_end`` after the step that triggers them:
     ``break_on_nonfinite`` (a NaN or inf gradient produced), ``break_at`` (node ids or nodes),
-    ``max_grad_norm`` (a produced gradient's L2 norm above the bound).
+    ``break_on_grad_norm`` (a produced gradient's L2 norm above this bound). ``forward_inputs``
+    maps nodes to their forward arguments (as :class:`ForwardCapture` records them), so that
+    finite-difference checks can re-run ops that saved nothing; see :meth:`from_function`.
     """
 
     def __init__(
@@ -45,32 +51,75 @@ class BackwardStepper:
         gradient: Tensor | None = None,
         break_on_nonfinite: bool = False,
         break_at: Iterable[str | Node] = (),
-        max_grad_norm: float | None = None,
+        break_on_grad_norm: float | None = None,
+        forward_inputs: Mapping[Node, tuple] | None = None,
     ) -> None:
         self.loss = loss
         self.retain_graph = retain_graph
         self.gradient = gradient
         self.break_on_nonfinite = break_on_nonfinite
-        self.max_grad_norm = max_grad_norm
+        self.break_on_grad_norm = break_on_grad_norm
+        self.forward_inputs = dict(forward_inputs or {})
         roots = root_nodes(loss)
         if not roots:
             raise RuntimeError("the loss does not require grad and has no grad_fn")
         self._order = backward_nodes(roots)
         self.ids = node_ids(self._order)
         self._nodes = {node_id: node for node, node_id in self.ids.items()}
-        self.break_at = {self.node(n) for n in break_at}
+        self.break_at = break_at
         self._leaves = [(n, n.variable) for n in self._order if type(n) is AccumulateGrad]
         self._initial_grads = [leaf.grad for _, leaf in self._leaves]
         self._saved = {n: n.saved_summary() for n in self._order}
         self.total_steps = len(self._order)
         self.total_exact = False
         self._steps: list[BackwardStep] = []
+        self._chains: list[list[dict] | None] = []  # chain_products of each step, as it ran
         self._iterator: Iterator[BackwardStep] | None = None
-        self._hooks: list[Any] = []
-        self._running: list[Node | None] = [None]  # set by pre-hooks: the node now running
         self.done = False
         self.error: dict | None = None
         self.stopped_by: dict | None = None
+
+    @classmethod
+    def from_function(
+        cls, loss_fn: Callable[..., Tensor], inputs: Sequence[Any], **kwargs: Any
+    ) -> BackwardStepper:
+        """A stepper over ``loss_fn(*inputs)``, its forward run under a :class:`ForwardCapture`
+        so that every node can be checked against finite differences."""
+        with ForwardCapture() as capture:
+            loss = loss_fn(*inputs)
+        inputs_of = {node: captured[0] for node, captured in capture.inputs.items()}
+        return cls(loss, forward_inputs=inputs_of, **kwargs)
+
+    # ------------------------------------------------------------------- breakpoints
+    @property
+    def break_at(self) -> set[Node]:
+        """The nodes to stop after; set it with node ids or nodes."""
+        return self._break_at
+
+    @break_at.setter
+    def break_at(self, nodes: Iterable[str | Node]) -> None:
+        if isinstance(nodes, str | Node):
+            raise TypeError(f"break_at expects an iterable of node ids or nodes, got {nodes!r}")
+        self._break_at = {self.node(n) for n in nodes}
+
+    @property
+    def break_on_grad_norm(self) -> float | None:
+        """Stop when a produced gradient's L2 norm exceeds this bound (None: never)."""
+        return self._break_on_grad_norm
+
+    @break_on_grad_norm.setter
+    def break_on_grad_norm(self, bound: float | None) -> None:
+        if bound is not None:
+            if isinstance(bound, bool) or not isinstance(bound, numbers.Real):
+                raise TypeError(
+                    f"break_on_grad_norm must be a number or None, got {type(bound).__name__}"
+                )
+            if not math.isfinite(bound) or bound < 0:
+                raise ValueError(
+                    f"break_on_grad_norm must be a finite number >= 0 or None, got {bound}"
+                )
+            bound = float(bound)
+        self._break_on_grad_norm = bound
 
     # ------------------------------------------------------------------------ moving
     def node(self, key: str | Node) -> Node:
@@ -126,6 +175,7 @@ class BackwardStepper:
         for (_, leaf), grad in zip(self._leaves, self._initial_grads, strict=True):
             leaf.grad = grad
         self._steps = []
+        self._chains = []
         self.done = False
         self.error = None
         self.stopped_by = None
@@ -158,14 +208,24 @@ class BackwardStepper:
             self._close()
             return None
         except Exception as error:  # reported in state(), as the pass cannot continue
-            self.error = describe_error(error, self._running[0], self.ids)
+            node = getattr(error, "backward_node", None)
+            self.error = describe_error(error, node if node in self.ids else None, self.ids)
             self._close()
             return None
         finally:
             set_grad_enabled(outer)
-        self._running[0] = None
         self._steps.append(step)
+        self._chains.append(self._chain(step))
         return step
+
+    def _chain(self, step: BackwardStep) -> list[dict] | None:
+        """The step's chain-rule products, each with the node its gradient flows to."""
+        chain = chain_products(step.node, step.grads_in, step.grads_out)
+        edges = step.node.edges
+        for entry in chain or ():
+            edge = edges[entry["position"]]
+            entry["to"] = None if edge is None else self.ids[edge[0]]
+        return chain
 
     def _resume(self, iterator: Iterator[BackwardStep]) -> BackwardStep:
         """The next step. The engine holds its grad mode across yields and restores, on exit,
@@ -177,21 +237,13 @@ class BackwardStepper:
             return next(iterator)
 
     def _start(self) -> None:
-        for node in self._order:
-            if type(node) is not AccumulateGrad:
-                self._hooks.append(node.register_prehook(_entering(node, self._running)))
         self._iterator = backward_steps(self.loss, self.gradient, retain_graph=self.retain_graph)
 
     def _close(self) -> None:
-        for handle in self._hooks:
-            handle.remove()
-        self._hooks = []
         if self._iterator is not None:
             self._iterator.close()
             self._iterator = None
-        self._running[0] = None
 
-    # ------------------------------------------------------------------- breakpoints
     def _breakpoint(self, step: BackwardStep) -> dict | None:
         node_id = self.ids[step.node]
         if step.node in self.break_at:
@@ -200,9 +252,9 @@ class BackwardStepper:
             data = np.asarray(g.detach().cpu()._data)
             if self.break_on_nonfinite and not np.isfinite(data).all():
                 return {"kind": "nonfinite", "node": node_id, "position": position}
-            if self.max_grad_norm is not None:
+            if self.break_on_grad_norm is not None:
                 norm = float(np.linalg.norm(data.reshape(-1)))
-                if norm > self.max_grad_norm:
+                if norm > self.break_on_grad_norm:
                     return {"kind": "norm", "node": node_id, "position": position, "norm": norm}
         return None
 
@@ -212,10 +264,12 @@ class BackwardStepper:
 
         ``position`` (steps run), ``total_steps``, ``total_exact``, ``done``, ``stopped_by``
         (the breakpoint or target that stopped a run), ``error`` (the failing node, message and
-        in-place culprit), ``step`` (the last step: node, rule, ``grads_in``, ``grads_out`` per
+        in-place culprit), ``breakpoints`` (``nonfinite``, ``nodes``, ``grad_norm``),
+        ``retain_graph``, ``step`` (the last step: node, rule, ``grads_in``, ``grads_out`` per
         input with the node they flow to, ``saved`` tensors, ``chain`` products for scalar
-        nodes) and ``leaf_grads`` (each leaf's ``.grad`` now). Tensors are payloads from
-        :func:`~tensorkit.notebook.values.tensor_payload`.
+        nodes), ``chain_edges`` (every chain product so far, with the node it ran at and the
+        node it flows to) and ``leaf_grads`` (each leaf's ``.grad`` now). Tensors are payloads
+        from :func:`~tensorkit.notebook.values.tensor_payload`.
         """
         return {
             "position": self.position,
@@ -224,14 +278,26 @@ class BackwardStepper:
             "done": self.done,
             "stopped_by": self.stopped_by,
             "error": self.error,
-            "step": self._describe(self._steps[-1]) if self._steps else None,
+            "breakpoints": {
+                "nonfinite": self.break_on_nonfinite,
+                "nodes": sorted(self.ids[n] for n in self.break_at),
+                "grad_norm": self.break_on_grad_norm,
+            },
+            "retain_graph": self.retain_graph,
+            "step": self._describe(len(self._steps) - 1) if self._steps else None,
+            "chain_edges": [
+                {**entry, "from": self.ids[step.node]}
+                for step, chain in zip(self._steps, self._chains, strict=True)
+                for entry in chain or ()
+            ],
             "leaf_grads": [
                 {"id": self.ids[node], "shape": list(leaf.shape), "grad": tensor_payload(leaf.grad)}
                 for node, leaf in self._leaves
             ],
         }
 
-    def _describe(self, step: BackwardStep) -> dict:
+    def _describe(self, index: int) -> dict:
+        step = self._steps[index]
         node = step.node
         targets = [None if e is None else self.ids[e[0]] for e in node.edges]
         return {
@@ -244,7 +310,7 @@ class BackwardStepper:
                 for i, g in enumerate(step.grads_out)
             ],
             "saved": [{**s, "freed": node._freed} for s in self._saved[node]],
-            "chain": chain_products(node, step.grads_in, step.grads_out),
+            "chain": self._chains[index],
         }
 
 
@@ -252,13 +318,3 @@ def _produced(step: BackwardStep) -> list[tuple[int, Tensor]]:
     """The gradients a step produced (for a leaf, the gradient it accumulated)."""
     grads = step.grads_in if step.leaf is not None else step.grads_out
     return [(i, g) for i, g in enumerate(grads) if g is not None]
-
-
-def _entering(node: Node, running: list[Node | None]) -> Callable[[tuple], None]:
-    """A pre-hook noting that ``node``'s rule is about to run (to name it if it fails). It
-    holds only the one-slot list, so a stepper left mid-pass is not kept alive by the graph."""
-
-    def hook(grads: tuple) -> None:
-        running[0] = node
-
-    return hook

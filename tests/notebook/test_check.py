@@ -52,7 +52,13 @@ def test_planted_wrong_gradient_is_flagged() -> None:
 def test_correct_graphs_pass() -> None:
     inputs = _inputs()
     result = check_graph(lambda x, w: (Square.apply((x @ w).tanh()) / 3.0).mean(), inputs)
-    assert result == {"ok": True, "checked": 5, "first_failure": None, "error": None}
+    assert result == {
+        "ok": True,
+        "checked": 5,
+        "skipped": [],
+        "first_failure": None,
+        "error": None,
+    }
     model = tk.nn.Sequential(tk.nn.Linear(3, 5), tk.nn.Tanh(), tk.nn.Linear(5, 1))
     result = check_graph(lambda x: model(x).pow(2).sum(), [tk.randn(4, 3)])
     assert result["ok"] and result["checked"] > 5
@@ -79,3 +85,55 @@ def test_node_without_saved_inputs_needs_them_passed() -> None:
     with pytest.raises(ValueError, match="inputs="):
         check_node(node)
     assert check_node(node, inputs=[a, b])["ok"]
+
+
+def test_check_graph_of_a_stepper_replays_without_moving_it() -> None:
+    x, w = _inputs()
+    stepper = BackwardStepper.from_function(
+        lambda x, w: (WrongSquare.apply((x @ w).tanh()) + 1.0).sum(), [x, w]
+    )
+    stepper.next()
+    result = check_graph(stepper)
+    assert not result["ok"] and result["skipped"] == []
+    assert result["first_failure"]["id"] == "n2" and result["checked"] == 3  # sum, add, square
+    assert stepper.position == 1 and w.grad is None
+    assert check_node(stepper.node("n1"), inputs=stepper.forward_inputs[stepper.node("n1")])["ok"]
+
+
+def test_check_graph_skips_nodes_whose_inputs_are_unknown() -> None:
+    x, w = _inputs()
+    stepper = BackwardStepper((Square.apply((x @ w).tanh()) + 1.0).sum())
+    result = check_graph(stepper)
+    assert result["ok"] and result["checked"] == 2  # square and matmul saved their inputs
+    assert [(s["id"], s["node"]) for s in result["skipped"]] == [
+        ("n0", "SumBackward0"),
+        ("n1", "AddBackward0"),
+        ("n3", "TanhBackward0"),  # saved its output only
+    ]
+    assert "did not save its inputs" in result["skipped"][0]["reason"]
+
+
+def test_check_graph_reports_a_backward_error() -> None:
+    w = tk.tensor([0.0, 4.0], requires_grad=True)
+    with tk.autograd.detect_anomaly():  # sqrt's rule gives 0 / 0 at 0
+        result = check_graph(lambda w: (w.sqrt() * 0.0).sum(), [w])
+    assert not result["ok"] and result["first_failure"] is None and result["checked"] == 2
+    assert result["error"]["node"]["name"] == "SqrtBackward0"
+    assert "nan" in result["error"]["message"]
+
+
+def test_check_misuse_is_refused() -> None:
+    x, w = _inputs()
+    stepper = BackwardStepper((x @ w).sum())
+    with pytest.raises(TypeError, match="takes no inputs"):
+        check_graph(stepper, [x, w])
+    with pytest.raises(TypeError, match="needs the inputs"):
+        check_graph(lambda x, w: (x @ w).sum())
+    with pytest.raises(TypeError, match="got int"):
+        check_graph(3, [x])
+    with pytest.raises(ValueError, match="no gradient rule"):
+        check_node(stepper.node("leaf0"))
+    freed = BackwardStepper((w.exp() * 2.0).sum(), retain_graph=False)
+    freed.run_to(lambda step: step.name == "ExpBackward0")
+    with pytest.raises(ValueError, match=r"freed \(retain_graph=False\)"):
+        check_node(freed)

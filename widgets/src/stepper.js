@@ -1,62 +1,29 @@
 /**
  * The backward stepper widget (anywidget front end): a toolbar (Reset, Previous, Next, Run to
- * end; keys r, p, n, e), the current step's node with its incoming and produced gradients,
- * and the graph with the current node highlighted. Buttons set the synced `action` trait,
- * which Python handles and clears; the new `state` comes back as a trait.
+ * end, Run to here, Break here, Check this node, Check whole graph; each with a key), a node
+ * chooser, the breakpoint settings (NaN/inf, gradient-norm bound, nodes), the graph with the
+ * current node highlighted, marks for checks, failures and breakpoints and, toggleable,
+ * chain-rule sums on the edges; and the panel of the current node. Every control sets the
+ * synced `action` trait (see stepper_widget.py), which Python runs and clears; the new
+ * `state` and `checks` come back as traits, and `notice` says why an action failed.
+ * `chain_rule` is synced both ways.
  */
 
-import { h, payloadView } from "./dom.js";
+import { h } from "./dom.js";
 import { graphView } from "./graphview.js";
-
-/** Toolbar buttons: action sent to Python, label, keyboard shortcut. */
-const ACTIONS = [
-  ["reset", "Reset", "r"],
-  ["previous", "Previous", "p"],
-  ["next", "Next", "n"],
-  ["run_to_end", "Run to end", "e"],
-];
-
-/**
- * A line saying where the pass is: position, total, and why it stopped.
- * @param {object} state BackwardStepper.state()
- * @returns {string}
- */
-function statusText(state) {
-  const total = state.total_exact ? state.total_steps : `~${state.total_steps}`;
-  const parts = [`step ${state.position} / ${total}`];
-  if (state.done) parts.push("done");
-  if (state.stopped_by) parts.push(`stopped: ${state.stopped_by.kind} at ${state.stopped_by.node}`);
-  if (state.error) parts.push(`error: ${state.error.message || JSON.stringify(state.error)}`);
-  return parts.join(" · ");
-}
-
-/**
- * The current step: node name, rule location, incoming gradients, produced gradients.
- * @param {object|null} step
- * @returns {HTMLElement}
- */
-function stepView(step) {
-  if (!step) return h("div", { class: "tk-muted", text: "Not started: press Next (n)." });
-  const section = (title, items) =>
-    h("div", { class: "tk-section" }, [
-      h("div", { class: "tk-section-title", text: title }),
-      ...items,
-    ]);
-  return h("div", { class: "tk-step" }, [
-    h("div", { class: "tk-step-node", text: `${step.node.id}: ${step.node.name}` }),
-    step.rule && step.rule.where ? h("div", { class: "tk-muted", text: step.rule.where }) : "",
-    section("incoming gradient", step.grads_in.map(payloadView)),
-    section(
-      "produced gradients",
-      step.grads_out.map((g) =>
-        h("div", { class: "tk-grad-out" }, [
-          h("div", { class: "tk-muted", text: `input ${g.position} → ${g.to ?? "none"}` }),
-          payloadView(g.grad),
-        ]),
-      ),
-    ),
-  ]);
-}
+import { panelView } from "./stepper_panel.js";
+import {
+  HELP,
+  TOOLBAR,
+  buttonTitle,
+  chainLabels,
+  commandFor,
+  entryForKey,
+  focusNode,
+  gradNormCommand,
+  nodeMarks,
+  statusText,
+} from "./stepper_logic.js";
 
 /**
  * Render into `el`; returns the cleanup function that anywidget calls on removal.
@@ -64,20 +31,63 @@ function stepView(step) {
  * @returns {() => void}
  */
 function render({ model, el }) {
+  let selected = "";
+  let collapsed = [];
   const send = (action) => {
+    if (!action) return;
     model.set("action", "");
     model.set("action", action);
     model.save_changes();
   };
-  const buttons = ACTIONS.map(([action, label, key]) => {
-    const button = h("button", { class: "tk-button", title: `${label} (${key})`, text: label });
-    button.addEventListener("click", () => send(action));
-    return button;
+  const context = () => ({ selected, state: model.get("state") });
+
+  const buttons = TOOLBAR.map((entry) => {
+    const attrs = { class: "tk-button", title: buttonTitle(entry), text: entry.label };
+    const button = h("button", attrs);
+    button.addEventListener("click", () => send(commandFor(entry, context())));
+    return { entry, button };
   });
+  const chooser = h("select", { class: "tk-node-chooser", title: "Select a node (or click it)" });
+  chooser.addEventListener("change", () => {
+    selected = chooser.value;
+    redraw();
+  });
+  const nonfinite = h("input", { type: "checkbox", class: "tk-break-nonfinite" });
+  nonfinite.addEventListener("change", () => send(`break_on_nonfinite:${nonfinite.checked}`));
+  const norm = h("input", {
+    type: "number",
+    min: "0",
+    step: "any",
+    class: "tk-break-norm",
+    placeholder: "none",
+    title: "Stop when a produced gradient's L2 norm exceeds this (empty: never)",
+  });
+  // Enter commits (a number input fires "change" only on blur), and so does leaving it
+  // changed; a bound equal to the one in force is not sent again.
+  const commitNorm = () => {
+    const bound = model.get("state").breakpoints.grad_norm;
+    const command = gradNormCommand(norm.value);
+    if (command !== gradNormCommand(bound == null ? "" : String(bound))) send(command);
+  };
+  norm.addEventListener("change", commitNorm);
+  norm.addEventListener("keydown", (event) => {
+    if (event.key === "Enter") commitNorm();
+  });
+  const chain = h("input", { type: "checkbox", class: "tk-chain-toggle" });
+  chain.addEventListener("change", () => {
+    model.set("chain_rule", chain.checked);
+    model.save_changes();
+  });
+  const breakNodes = h("span", { class: "tk-muted tk-break-nodes" });
   const status = h("span", { class: "tk-status" });
-  const details = h("div", { class: "tk-panel" });
-  let collapsed = [];
+  const notice = h("span", { class: "tk-notice" });
+  const panel = h("div", { class: "tk-panel" });
+
   const view = graphView({
+    onSelect(id) {
+      selected = selected === id ? "" : id;
+      redraw();
+    },
     onToggle(path) {
       collapsed = collapsed.includes(path)
         ? collapsed.filter((p) => p !== path)
@@ -86,41 +96,75 @@ function render({ model, el }) {
     },
   });
   const root = h("div", { class: "tk-widget tk-stepper-widget", tabindex: 0 }, [
-    h("div", { class: "tk-toolbar" }, [...buttons, status]),
-    h("div", { class: "tk-body" }, [h("div", { class: "tk-canvas" }, [view.element]), details]),
+    h("div", { class: "tk-toolbar" }, [...buttons.map((b) => b.button), chooser, status, notice]),
+    h("div", { class: "tk-toolbar tk-breakpoints" }, [
+      h("label", { class: "tk-toggle" }, [nonfinite, "break on NaN/inf"]),
+      h("label", { class: "tk-toggle" }, ["break if ‖grad‖ >", norm]),
+      breakNodes,
+      h("label", { class: "tk-toggle" }, [chain, "chain rule on edges"]),
+    ]),
+    h("div", { class: "tk-muted tk-help", text: HELP }),
+    h("div", { class: "tk-body" }, [h("div", { class: "tk-canvas" }, [view.element]), panel]),
   ]);
   el.append(root);
 
   const onKey = (event) => {
-    if (event.ctrlKey || event.metaKey || event.altKey) return;
-    const match = ACTIONS.find(([, , key]) => key === event.key);
-    if (!match) return;
+    const tag = event.target && event.target.tagName;
+    if (tag === "INPUT" || tag === "SELECT") return;
+    const entry = entryForKey(event);
+    if (!entry) return;
     event.preventDefault();
-    send(match[0]);
+    send(commandFor(entry, context()));
   };
   root.addEventListener("keydown", onKey);
 
   function redraw() {
     const state = model.get("state");
-    const step = state.step;
+    const graph = model.get("graph");
+    const checks = model.get("checks") || { nodes: {}, graph: null };
+    const nodes = (graph.nodes || []).filter((n) => n.kind !== "group");
+    if (selected && !nodes.some((n) => n.id === selected)) selected = "";
+    chooser.replaceChildren(
+      h("option", { value: "", text: "(select a node)" }),
+      ...nodes.map((n) =>
+        h("option", { value: n.id, text: `${n.id}: ${n.grad_fn || n.op || n.kind}` }),
+      ),
+    );
+    chooser.value = selected;
+    for (const { entry, button } of buttons) {
+      button.disabled = commandFor(entry, context()) === null;
+    }
+    const points = state.breakpoints || { nonfinite: false, nodes: [], grad_norm: null };
+    nonfinite.checked = points.nonfinite;
+    if (root.ownerDocument.activeElement !== norm) norm.value = points.grad_norm ?? "";
+    breakNodes.textContent = points.nodes.length ? `break at ${points.nodes.join(", ")}` : "";
+    chain.checked = model.get("chain_rule");
     status.textContent = statusText(state);
-    details.replaceChildren(stepView(step));
+    notice.textContent = model.get("notice") || "";
+    panel.replaceChildren(panelView(state, checks, selected));
     view.update({
-      graph: model.get("graph"),
+      graph,
       collapsed,
-      selected: "",
+      selected,
       query: "",
       colorBy: "none",
-      current: step ? step.node.id : "",
+      current: focusNode(state),
+      marks: nodeMarks(state, checks),
+      edgeLabels: chain.checked ? chainLabels(state.chain_edges) : {},
     });
   }
-  model.on("change:state", redraw);
-  model.on("change:graph", redraw);
+  const events = [
+    "change:state",
+    "change:graph",
+    "change:checks",
+    "change:chain_rule",
+    "change:notice",
+  ];
+  for (const name of events) model.on(name, redraw);
   redraw();
 
   return () => {
-    model.off("change:state", redraw);
-    model.off("change:graph", redraw);
+    for (const name of events) model.off(name, redraw);
     root.removeEventListener("keydown", onKey);
     view.destroy();
     root.remove();
