@@ -103,7 +103,8 @@ for leaf in state["leaf_grads"]:
     print(leaf["id"], leaf["shape"], leaf["grad"]["values"])
 """),
     md("""
-The same walk as a widget, with next / previous / reset / run-to-end buttons:
+The same walk as a widget: Next, Previous, Reset, Run to end, Run to a clicked node,
+breakpoints and finite-difference checks, each with a keyboard shortcut (hover a button):
 """),
     code("""
 w.grad = None
@@ -122,11 +123,27 @@ ops, then confirm the result with `backward()` and watch the engine do the same 
 backward stepper.
 
 The network: `h = tanh(x @ w1 + b1)`, `y = h @ w2 + b2`, loss `L = mean((y - t)**2)`.
+
+## 0. Warm-up: three numbers
+
+Before matrices, the chain rule on scalars. For `L = (a * b) + c`, each edge of the stepper's
+graph is labelled with its chain-rule product (local derivative times upstream gradient), the way
+you would write it on paper. Press **Next** (or `n`) and watch the labels appear.
 """),
     code("""
 import tensorkit as tk
 import tensorkit.notebook as tkn
 
+a = tk.tensor(2.0, requires_grad=True)
+b = tk.tensor(-3.0, requires_grad=True)
+c = tk.tensor(10.0, requires_grad=True)
+# expect dL/da = b = -3, dL/db = a = 2, dL/dc = 1
+tkn.step_backward(a * b + c)
+"""),
+    md("""
+## 1. The MLP's parameters
+"""),
+    code("""
 _ = tk.manual_seed(0)
 N, D, H = 4, 3, 5  # batch, inputs, hidden units
 x = tk.randn(N, D, dtype=tk.float64)
@@ -137,7 +154,7 @@ w2 = tk.randn(H, 1, dtype=tk.float64, requires_grad=True)
 b2 = tk.zeros(1, dtype=tk.float64, requires_grad=True)
 """),
     md("""
-## 1. Forward pass, keeping the intermediates
+## 2. Forward pass, keeping the intermediates
 """),
     code("""
 with tk.no_grad():
@@ -148,7 +165,7 @@ with tk.no_grad():
 print("loss:", L.item())
 """),
     md("""
-## 2. Backward pass by hand
+## 3. Backward pass by hand
 
 Walk the chain rule from the loss back to each parameter:
 
@@ -170,7 +187,7 @@ with tk.no_grad():
 print("dw1:", dw1.shape, "db1:", db1.shape, "dw2:", dw2.shape, "db2:", db2.shape)
 """),
     md("""
-## 3. Check against `backward()`
+## 4. Check against `backward()`
 """),
     code("""
 def forward():
@@ -184,7 +201,7 @@ for name, mine, param in [("w1", dw1, w1), ("b1", db1, b1), ("w2", dw2, w2), ("b
     print(f"{name}: matches backward()")
 """),
     md("""
-## 4. Watch the engine do it
+## 5. Watch the engine do it
 
 The stepper visits the same nodes we differentiated by hand, last op first. Compare the
 gradient flowing out of the `tanh` node with our `dz1`.
@@ -365,9 +382,14 @@ print("expected:", expected)
 print("check_node here:", tkn.check_node(stepper)["verdict"])
 _ = stepper.run_to_end()
 """),
+    md("""
+The same search in the widget: given the function and its inputs, the stepper records each op's
+arguments, so **Check this node** (`c`) can compare any node's rule with finite differences and
+**Check whole graph** (`g`) colours the first node that disagrees.
+"""),
     code("""
 stepper.reset()
-tkn.step_backward(model_loss(x, w))
+tkn.step_backward(model_loss, inputs=(x, w))
 """),
     md("""
 ## Fix it and re-check
