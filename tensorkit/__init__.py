@@ -1,9 +1,10 @@
 """tensorkit: a PyTorch-style tensor library with a tape-based autograd you can watch.
 
-import tensorkit as tk
-x = tk.tensor([1.0, 2.0, 3.0], requires_grad=True)
-(x * x).sum().backward()
-x.grad  # tensor([2., 4., 6.])
+>>> import tensorkit as tk
+>>> x = tk.tensor([1.0, 2.0, 3.0], requires_grad=True)
+>>> (x * x).sum().backward()
+>>> x.grad
+tensor([2., 4., 6.])
 """
 
 import warnings as _warnings

@@ -1,8 +1,8 @@
-"""``tk.nn``: modules, layers, losses, initialization and utilities, with PyTorch's API.
+"""``tk.nn``: modules, layers, losses, initialization and utilities, with PyTorch's API:
 
-import tensorkit.nn as nn
-model = nn.Sequential(nn.Linear(4, 8), nn.ReLU(), nn.Linear(8, 2))
-loss = nn.functional.cross_entropy(model(x), y)
+>>> import tensorkit.nn as nn
+>>> model = nn.Sequential(nn.Linear(4, 8), nn.ReLU(), nn.Linear(8, 2))
+>>> loss = nn.functional.cross_entropy(model(x), y)
 """
 
 from . import functional, init, modules, utils

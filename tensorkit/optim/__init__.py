@@ -1,9 +1,9 @@
-"""Optimizers and learning-rate schedulers with PyTorch's names, arguments and numerics.
+"""Optimizers and learning-rate schedulers with PyTorch's names, arguments and numerics:
 
-import tensorkit.optim as optim
-opt = optim.Adam(params, lr=1e-3)
-sched = optim.lr_scheduler.CosineAnnealingLR(opt, T_max=100)
-loss.backward(); opt.step(); opt.zero_grad(); sched.step()
+>>> import tensorkit.optim as optim
+>>> opt = optim.Adam(params, lr=1e-3)
+>>> sched = optim.lr_scheduler.CosineAnnealingLR(opt, T_max=100)
+>>> loss.backward(); opt.step(); opt.zero_grad(); sched.step()
 """
 
 from . import lr_scheduler

@@ -635,7 +635,7 @@ def fold(
     padding: Any = 0,
     stride: Any = 1,
 ) -> Tensor:
-    """Sum (N, C * kh * kw, L) columns of blocks back into an (N, C, *output_size) tensor."""
+    """Sum (N, C * kh * kw, L) columns of blocks back into an ``(N, C, *output_size)`` tensor."""
     if input.ndim not in (2, 3) or 0 in input.shape[1:]:
         raise RuntimeError(
             "Expected 2D or 3D (batch mode) tensor for input with possibly 0 batch size and "

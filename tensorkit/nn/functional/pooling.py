@@ -569,7 +569,7 @@ def interpolate(
     recompute_scale_factor: bool | None = None,
     antialias: bool = False,
 ) -> Tensor:
-    """Resize the spatial dims of an (N, C, *spatial) tensor to ``size`` (or by
+    """Resize the spatial dims of an ``(N, C, *spatial)`` tensor to ``size`` (or by
     ``scale_factor``): modes nearest, linear/bilinear/trilinear and area."""
     _check_mode(input, mode, align_corners)
     if antialias:

@@ -12,7 +12,7 @@ __all__ = ["Fold", "Unfold"]
 
 
 class Fold(Module):
-    """Sum (N, C * prod(kernel_size), L) columns of sliding blocks into (N, C, *output_size)."""
+    """Sum (N, C * prod(kernel_size), L) columns of sliding blocks into ``(N, C, *output_size)``."""
 
     def __init__(
         self,

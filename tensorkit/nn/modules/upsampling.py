@@ -12,7 +12,7 @@ __all__ = ["Upsample"]
 
 
 class Upsample(Module):
-    """Resize (N, C, *spatial) input to ``size`` or by ``scale_factor`` (modes nearest,
+    """Resize ``(N, C, *spatial)`` input to ``size`` or by ``scale_factor`` (modes nearest,
     linear, bilinear, trilinear, area)."""
 
     def __init__(
