@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import pickle
+import re
 import sys
 import types
 
@@ -368,3 +369,43 @@ def test_matmul_shape_errors_use_pytorchs_words():
 
 def test_to_accepts_none_for_the_device():
     assert tk.randn(2).to(None, tk.float64).dtype is tk.float64
+
+
+@pytest.mark.torch
+@pytest.mark.parametrize(
+    ("source", "target"),
+    [("float32", "int32"), ("float32", "float16"), ("float32", "uint8"), ("int16", "float64")],
+)
+def test_view_dtype_reinterprets_the_bytes_as_torch_does(source, target):
+    torch = pytest.importorskip("torch")
+    data = np.arange(1, 9, dtype=source).reshape(2, 4)
+    ours = tk.tensor(data).view(getattr(tk, target))
+    theirs = torch.tensor(data).view(getattr(torch, target))
+    assert ours.dtype == getattr(tk, target)
+    np.testing.assert_array_equal(ours.numpy(), theirs.numpy())
+
+
+def test_view_dtype_shares_storage_and_is_not_differentiable():
+    x = tk.tensor([1.0, 2.0], requires_grad=True)
+    bits = x.view(tk.int32)
+    assert not bits.requires_grad and bits.grad_fn is None
+    base = tk.tensor([1.0, 2.0])
+    base.view(tk.int32)[0] = 0
+    assert base.tolist() == [0.0, 2.0] and base._version == 1
+
+
+@pytest.mark.parametrize(
+    ("make", "target", "message"),
+    [
+        (lambda: tk.tensor(1.0), tk.float64, "self.dim() cannot be 0 to view Float as Double"),
+        (lambda: tk.ones(3), tk.float64, "self.size(-1) must be divisible by 2 to view Float as"),
+        (
+            lambda: tk.ones(2, 4)[:, ::2],
+            tk.int16,
+            "self.stride(-1) must be 1 to view Float as Short (different element sizes), but got 2",
+        ),
+    ],
+)
+def test_view_dtype_errors_name_the_rule(make, target, message):
+    with pytest.raises(RuntimeError, match=re.escape(message)):
+        make().view(target)

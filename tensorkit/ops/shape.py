@@ -8,6 +8,7 @@ import math
 from collections.abc import Sequence
 from typing import Any
 
+from .. import _dtype
 from ..tensor import Tensor, normalize_dim
 from ._apply import COMMON, OpDef, apply
 
@@ -125,10 +126,8 @@ def reshape(input: Tensor, *shape: Any) -> Tensor:
 
 def view(input: Tensor, *shape: Any) -> Tensor:
     """Same data, new shape, always a view; raises when the strides do not allow one."""
-    if len(shape) == 1 and not isinstance(shape[0], Sequence | int):
-        from .conversion import to
-
-        return to(input, shape[0])  # view(dtype) is not supported as a reinterpretation
+    if len(shape) == 1 and isinstance(shape[0], _dtype.dtype):
+        return _view_dtype(input, shape[0])
     target = infer_shape(_shape_arg(shape), input._data.size, input._data.shape)
     if not _can_view(input._data, target):
         raise RuntimeError(
@@ -137,6 +136,49 @@ def view(input: Tensor, *shape: Any) -> Tensor:
             "Use .reshape(...) instead."
         )
     return apply(_VIEW, input, shape=target)
+
+
+# PyTorch's names of scalar types, for view(dtype)'s error messages.
+_SCALAR_NAMES = {
+    "bool": "Bool",
+    "uint8": "Byte",
+    "int8": "Char",
+    "int16": "Short",
+    "int32": "Int",
+    "int64": "Long",
+    "float16": "Half",
+    "float32": "Float",
+    "float64": "Double",
+    "complex64": "ComplexFloat",
+    "complex128": "ComplexDouble",
+}
+
+
+def _view_dtype_forward(xp: Any, x: Any, dtype: _dtype.dtype) -> Any:
+    return x.view(dtype.np)
+
+
+# Not differentiable (as in PyTorch): the bytes are reinterpreted, so no gradient relates them.
+_VIEW_DTYPE = OpDef("view_dtype", _view_dtype_forward, None, view=True)
+
+
+def _view_dtype(input: Tensor, dtype: _dtype.dtype) -> Tensor:
+    """``x.view(dtype)``: the same bytes read as ``dtype``; with another element size the last
+    dimension shrinks or grows by the ratio of the sizes."""
+    old, new = input.dtype, dtype
+    if old.itemsize != new.itemsize:
+        names = f"{_SCALAR_NAMES[old.name]} as {_SCALAR_NAMES[new.name]}"
+        what = f"to view {names} (different element sizes)"
+        if input.ndim == 0:
+            raise RuntimeError(f"self.dim() cannot be 0 {what}")
+        if input.shape[-1] != 1 and input.stride(-1) != 1:
+            raise RuntimeError(f"self.stride(-1) must be 1 {what}, but got {input.stride(-1)}")
+        ratio = new.itemsize // old.itemsize
+        if ratio > 1 and input.shape[-1] % ratio:
+            raise RuntimeError(
+                f"self.size(-1) must be divisible by {ratio} {what}, but got {input.shape[-1]}"
+            )
+    return apply(_VIEW_DTYPE, input, dtype=new)
 
 
 def view_as(input: Tensor, other: Tensor) -> Tensor:
