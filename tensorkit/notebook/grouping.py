@@ -4,14 +4,15 @@ from __future__ import annotations
 
 from collections import Counter
 
-__all__ = ["collapse_groups", "module_tree"]
+__all__ = ["collapse_groups", "default_collapsed", "fold_paths", "module_tree"]
 
 
 def module_tree(nodes: list[dict]) -> dict[str, dict]:
     """Path -> ``{"path", "parent", "children", "nodes", "count"}``; ``nodes`` are the ids
-    directly in that module, ``count`` all ids below it. Ancestors are included."""
+    directly in that module, ``count`` all ids below it. Ancestors are included. Modules come
+    in the order their ops ran (tensors placed in a module come after the ops)."""
     groups: dict[str, dict] = {}
-    for node in nodes:
+    for node in sorted(nodes, key=lambda n: n["kind"] == "tensor"):
         path = node["module"]
         if not path:
             continue
@@ -44,7 +45,8 @@ def collapse_groups(
     at which the graph fits ``max_nodes`` (or the top level when none does)."""
     deepest = max(path.count(".") for path in groups)
     for level in range(deepest, -1, -1):
-        collapsed_nodes, collapsed_edges = _collapse_at(nodes, edges, level)
+        paths = {path for path in groups if path.count(".") == level}
+        collapsed_nodes, collapsed_edges = fold_paths(nodes, edges, paths)
         if len(collapsed_nodes) <= max_nodes:
             break
     for path, group in groups.items():
@@ -52,22 +54,48 @@ def collapse_groups(
     return collapsed_nodes, collapsed_edges
 
 
-def _collapse_at(nodes: list[dict], edges: list[dict], level: int) -> tuple[list, list]:
+def default_collapsed(nodes: list[dict], groups: dict[str, dict], limit: int) -> list[str]:
+    """The module paths to fold at first: none when at most ``limit`` nodes, else every
+    module of the deepest level at which at most ``limit`` nodes show (the top level when
+    none is that small). Folding a path hides its nodes behind one group node."""
+    if len(nodes) <= limit or not groups:
+        return []
+    deepest = max(path.count(".") for path in groups)
+    for level in range(deepest, -1, -1):
+        shown = {_fold(node["module"], level) or node["id"] for node in nodes}
+        if len(shown) <= limit:
+            break
+    return [path for path in groups if path.count(".") == level]
+
+
+def _fold(path: str, level: int) -> str:
+    """The group at ``level`` that ``path`` folds into ("" when it stays visible)."""
+    if not path or path.count(".") < level:
+        return ""
+    return "g:" + ".".join(path.split(".")[: level + 1])
+
+
+def fold_paths(
+    nodes: list[dict], edges: list[dict], paths: set[str] | list[str]
+) -> tuple[list[dict], list[dict]]:
+    """Replace the nodes of each folded module (the outermost of ``paths`` holding a node's
+    module) by one ``group`` node ``g:<path>``; edges are redirected to it, self-loops and
+    repeats dropped."""
+    folded = set(paths)
     owner: dict[str, str] = {}
     members: dict[str, list[dict]] = {}
     result: list[dict] = []
     for node in nodes:
-        path = node["module"]
-        if path and path.count(".") >= level:
-            top = ".".join(path.split(".")[: level + 1])
-            group_id = f"g:{top}"
-            owner[node["id"]] = group_id
-            if group_id not in members:
-                members[group_id] = []
-                result.append({"id": group_id, "module": top})
-            members[group_id].append(node)
-        else:
+        top = _outermost(node["module"], folded)
+        if top is None:
             result.append(node)
+            continue
+        group_id = f"g:{top}"
+        owner[node["id"]] = group_id
+        if group_id not in members:
+            members[group_id] = []
+            result.append({"id": group_id, "module": top})
+        members[group_id].append(node)
     for i, node in enumerate(result):
         if node["id"] in members:
             result[i] = _group_node(node["id"], node["module"], members[node["id"]])
@@ -81,6 +109,30 @@ def _collapse_at(nodes: list[dict], edges: list[dict], level: int) -> tuple[list
         seen.add((source, target, edge["position"]))
         kept.append({**edge, "source": source, "target": target})
     return result, kept
+
+
+def _outermost(path: str, folded: set[str]) -> str | None:
+    """The outermost folded module containing ``path``, or None."""
+    if not path:
+        return None
+    parts = path.split(".")
+    for n in range(1, len(parts) + 1):
+        prefix = ".".join(parts[:n])
+        if prefix in folded:
+            return prefix
+    return None
+
+
+def _group_metrics(members: list[dict]) -> dict:
+    """A group's measures: times and bytes summed over its members, the largest grad norm."""
+    metrics: dict = {}
+    for member in members:
+        for key, value in member.get("metrics", {}).items():
+            if key == "grad_norm":
+                metrics[key] = max(metrics.get(key, value), value)
+            else:
+                metrics[key] = metrics.get(key, 0) + value
+    return metrics
 
 
 def _group_node(group_id: str, path: str, members: list[dict]) -> dict:
@@ -100,4 +152,6 @@ def _group_node(group_id: str, path: str, members: list[dict]) -> dict:
         "count": len(members),
         "ops": dict(Counter(m["op"] for m in members)),
         "members": [m["id"] for m in members],
+        "band": members[0].get("band", 0),
+        "metrics": _group_metrics(members),
     }

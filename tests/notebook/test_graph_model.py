@@ -6,8 +6,12 @@ import json
 import subprocess
 import sys
 
+import pytest
+
 import tensorkit as tk
-from tensorkit.notebook import build_graph, to_text
+from tensorkit.notebook import build_graph, graph_model, to_text
+from tensorkit.notebook.grouping import fold_paths
+from tensorkit.notebook.layout import layer_bands, layer_nodes
 
 
 def _small_tape() -> tuple[tk.autograd.Tape, tk.Tensor]:
@@ -87,20 +91,26 @@ def test_groups_follow_module_paths() -> None:
 
 def test_large_graphs_collapse_module_groups() -> None:
     full = build_graph(_sequential_tape())
-    ops = [n for n in full["nodes"] if n["kind"] == "op"]
-    tensors = len(full["nodes"]) - len(ops)
-    small = build_graph(_sequential_tape(), max_nodes=tensors + 4)
+    assert {n["module"] for n in full["nodes"] if n["kind"] == "tensor"} == {
+        "Sequential.0",
+        "Sequential.2",
+    }, "the input and the parameters join the modules that use them"
+    small = build_graph(_sequential_tape(), max_nodes=4)
     kinds = [n["kind"] for n in small["nodes"]]
     assert kinds.count("group") == 3 and small["omitted"] == 0
     groups = [n for n in small["nodes"] if n["kind"] == "group"]
-    assert [g["module"] for g in groups] == ["Sequential.0", "Sequential.1", "Sequential.2"]
-    assert sum(g["count"] for g in groups) == len(ops) - 1  # the final sum is outside
+    assert sorted(g["module"] for g in groups) == ["Sequential.0", "Sequential.1", "Sequential.2"]
+    assert sum(g["count"] for g in groups) == len(full["nodes"]) - 1  # the final sum is outside
     assert small["groups"]["Sequential.0"]["collapsed"]
     ids = {n["id"] for n in small["nodes"]}
     assert all(e["source"] in ids and e["target"] in ids for e in small["edges"])
-    tiny = build_graph(_sequential_tape(), max_nodes=3)
-    assert len(tiny["nodes"]) == 3 and tiny["omitted"] > 0
+    top = build_graph(_sequential_tape(), max_nodes=2)
+    assert [n["kind"] for n in top["nodes"]] == ["group", "op"] and top["omitted"] == 0
+    tiny = build_graph(_sequential_tape(), max_nodes=1)
+    assert len(tiny["nodes"]) == 1 and tiny["omitted"] == 1
     json.dumps(tiny, allow_nan=False)
+    with pytest.raises(ValueError, match="max_nodes must be at least 1, got 0"):
+        build_graph(_sequential_tape(), max_nodes=0)
 
 
 def test_graph_from_tensor_walks_grad_fn() -> None:
@@ -133,8 +143,158 @@ def test_ten_thousand_op_chain_builds_and_layers() -> None:
         sys.setrecursionlimit(limit)
     assert len(from_tape["layout"]["layers"]) == 10_001
     assert len(from_tensor["layout"]["layers"]) == 10_001
-    bounded = build_graph(y)
+    bounded = build_graph(y, max_nodes=2000)
     assert len(bounded["nodes"]) == 2000 and bounded["omitted"] == 8001
+    assert len(build_graph(y)["nodes"]) == graph_model.MAX_NODES
+
+
+def test_parameters_sit_next_to_the_ops_using_them() -> None:
+    # x -> a -> b -> c and w -> v -> c: w and v move up to c; a sink keeps its depth.
+    edges = [{"source": s, "target": t} for s, t in ["xa", "ab", "bc", "wv", "vc", "xd"]]
+    layout = layer_nodes(list("xabcwvd"), edges)
+    assert layout["depth"] == {"x": 0, "a": 1, "b": 2, "c": 3, "w": 1, "v": 2, "d": 1}
+    assert layout["layers"] == [["x"], ["a", "w", "d"], ["b", "v"], ["c"]]
+
+
+def test_side_computations_line_up_with_their_module() -> None:
+    # main: x -> m.a -> bn.b -> bn.c; side, in module m.bn: s -> u; "lone" has no module.
+    nodes = [
+        {"id": i, "module": m}
+        for i, m in [("x", ""), ("a", "m"), ("b", "m.bn"), ("c", "m.bn"), ("s", "m.bn")]
+        + [("u", "m.bn"), ("lone", "")]
+    ]
+    edges = [{"source": s, "target": t} for s, t in ["xa", "ab", "bc", "su"]]
+    layout = layer_bands(nodes, edges)
+    assert layout["depth"] == {"x": 0, "a": 1, "b": 2, "c": 3, "s": 2, "u": 3, "lone": 0}
+    assert layout["bands"] == [[["x", "lone"], ["a"], ["b", "s"], ["c", "u"]]]
+
+
+def _create_graph_tape() -> tuple[tk.autograd.Tape, tk.Tensor]:
+    """y = sum(x**3); g = dy/dx with create_graph; then d(sum g)/dx (second order)."""
+    x = tk.tensor([1.5, 2.0], requires_grad=True)
+    with tk.autograd.Tape() as tape:
+        y = (x**3).sum()
+        (g,) = tk.autograd.grad(y, x, create_graph=True)
+        g.sum().backward()
+    return tape, x
+
+
+def test_create_graph_ops_form_bands_linked_to_their_ops() -> None:
+    tape, _ = _create_graph_tape()
+    forward_only = build_graph(tape)
+    assert {n.get("band") for n in forward_only["nodes"]} == {0}
+    assert forward_only["links"] == []
+    graph = build_graph(tape, include_backward=True)
+    json.dumps(graph, allow_nan=False)
+    by_id = {n["id"]: n for n in graph["nodes"]}
+    ops = [n for n in graph["nodes"] if n["kind"] == "op"]
+    bands = {n["id"]: n["band"] for n in ops}
+    assert {bands[f"op{e.index}"] for e in tape.entries if e.phase == "forward"} == {0}
+    pow_op = next(n for n in ops if n["op"] == "pow" and n["band"] == 0)
+    rule = [n for n in ops if n["backward_of"] == pow_op["id"]]
+    assert rule and {n["band"] for n in rule} == {1}
+    second = [n for n in ops if n["backward_of"] in {r["id"] for r in rule}]
+    assert second and {n["band"] for n in second} == {2}, "the grad of the grad is band 2"
+    links = {(lk["source"], lk["target"]) for lk in graph["links"]}
+    assert links == {(n["backward_of"], n["id"]) for n in ops if n["backward_of"]}
+    assert all(by_id[a]["band"] + 1 == by_id[b]["band"] for a, b in links)
+    assert len(graph["layout"]["bands"]) == 3
+    assert graph["layout"]["layers"] == graph["layout"]["bands"][0]
+    for band, layers in enumerate(graph["layout"]["bands"]):
+        for depth, layer in enumerate(layers):
+            assert all((by_id[i]["band"], by_id[i]["depth"]) == (band, depth) for i in layer)
+    assert "-- gradient ops, band 2" in to_text(graph)
+
+
+def test_metrics_time_bytes_and_gradient_norms() -> None:
+    tape, x = _create_graph_tape()
+    graph = build_graph(tape, include_backward=True)
+    ops = [n for n in graph["nodes"] if n["kind"] == "op"]
+    entries = {f"op{e.index}": e for e in tape.entries}
+    for node in ops:
+        entry = entries[node["id"]]
+        assert node["metrics"]["time_ns"] == entry.duration_ns > 0
+        assert node["metrics"]["bytes"] == sum(o.nbytes for o in entry.outputs)
+        rule = [e for e in tape.entries if e.backward_of == entry.index]
+        assert node["metrics"].get("backward_ns") == (
+            sum(e.duration_ns for e in rule) if rule else None
+        )
+    pow_op = next(n for n in ops if n["op"] == "pow" and n["band"] == 0)
+    # pow's rule made 3 x^2 * (gradient of the sum, ones): its norm
+    expected = (3 * x.detach() ** 2).norm().item()
+    assert abs(pow_op["metrics"]["grad_norm"] - expected) < 1e-5
+    leaf = next(n for n in graph["nodes"] if n["kind"] == "tensor" and n["requires_grad"])
+    assert abs(leaf["metrics"]["grad_norm"] - x.grad.norm().item()) < 1e-6
+    from_tensor = build_graph((x**2).sum())
+    accumulator = next(n for n in from_tensor["nodes"] if n["kind"] == "leaf")
+    assert abs(accumulator["metrics"]["grad_norm"] - x.grad.norm().item()) < 1e-6
+
+
+@pytest.mark.filterwarnings("ignore:overflow encountered:RuntimeWarning")  # on purpose
+def test_gradient_norms_that_overflow_or_are_infinite_are_left_out() -> None:
+    x = tk.ones(4, dtype=tk.float64, requires_grad=True)
+    z = tk.tensor([0.0, 1.0], requires_grad=True)
+    with tk.autograd.Tape() as tape:
+        (x * 1e308).sum().backward()  # each gradient is 1e308, their norm 2e308 overflows
+        z.sqrt().sum().backward()  # d sqrt(z) / dz is inf at 0
+    graph = build_graph(tape, include_backward=True)
+    json.dumps(graph, allow_nan=False)
+    for op in ("mul", "sqrt"):
+        node = next(n for n in graph["nodes"] if n["op"] == op and n["band"] == 0)
+        assert "backward_ns" in node["metrics"] and "grad_norm" not in node["metrics"]
+    leaves = [n for n in graph["nodes"] if n["kind"] == "tensor" and n["band"] == 0]
+    assert len(leaves) == 2 and all("grad_norm" not in n["metrics"] for n in leaves)
+
+
+def test_bytes_come_from_the_profiler_when_it_records_memory() -> None:
+    w = tk.randn(64, 64, requires_grad=True)
+    with tk.profiler.profile(record_memory=True), tk.autograd.Tape() as tape:
+        (w @ w).sum()
+    matmul = next(n for n in build_graph(tape)["nodes"] if n["op"] == "matmul")
+    assert matmul["metrics"]["bytes"] == matmul["records"]["alloc_bytes"]
+
+
+class _Block(tk.nn.Module):
+    def __init__(self) -> None:
+        super().__init__()
+        self.conv = tk.nn.Conv2d(4, 4, 3, padding=1, bias=False)
+        self.bn = tk.nn.BatchNorm2d(4)
+        self.relu = tk.nn.ReLU()
+
+    def forward(self, x: tk.Tensor) -> tk.Tensor:
+        return self.relu(self.bn(self.conv(x)) + x)
+
+
+def test_large_graphs_open_folded_by_module_and_gradients_group_with_them() -> None:
+    model = tk.nn.Sequential(tk.nn.Conv2d(3, 4, 3, padding=1), _Block(), _Block())
+    with tk.autograd.Tape() as tape:
+        model(tk.randn(1, 3, 5, 5)).sum().backward()
+    graph = build_graph(tape, include_backward=True, collapse_above=40)
+    assert len(graph["nodes"]) > 40
+
+    def shown(level: int) -> int:
+        paths = {p for p in graph["groups"] if p.count(".") == level}
+        return len(fold_paths(graph["nodes"], graph["edges"], paths)[0])
+
+    level = graph["collapsed"][0].count(".")
+    assert graph["collapsed"] == [p for p in graph["groups"] if p.count(".") == level]
+    assert shown(level) <= 40 < shown(level + 1), "the deepest level showing at most 40"
+    assert "\u2207Sequential.1.conv" in graph["groups"]
+    ungrouped = [n for n in graph["nodes"] if not n["module"]]
+    assert len(ungrouped) <= 4, "only the final sum's own ops stay outside the modules"
+    clones = [n for n in graph["nodes"] if n.get("grad_of")]
+    assert clones and all(n["module"].startswith("\u2207Sequential") for n in clones)
+    assert build_graph(tape, include_backward=True, collapse_above=shown(0))["collapsed"] == [
+        p for p in graph["groups"] if p.count(".") == 0
+    ]
+    assert build_graph(tape, collapse_above=10_000)["collapsed"] == []
+    small = build_graph(tape, include_backward=True, max_nodes=shown(1))
+    ids = {n["id"] for n in small["nodes"]}
+    assert {(lk["source"], lk["target"]) for lk in small["links"]} >= {
+        ("g:Sequential.1", "g:\u2207Sequential.1"),
+        ("g:Sequential.2", "g:\u2207Sequential.2"),
+    }, "links follow the ops into the groups that fold them"
+    assert all(lk["source"] in ids and lk["target"] in ids for lk in small["links"])
 
 
 def test_import_pulls_in_no_front_end_libraries() -> None:

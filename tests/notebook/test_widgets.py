@@ -8,8 +8,10 @@ import re
 import subprocess
 import sys
 from pathlib import Path
+from typing import Any
 
 import pytest
+import traitlets
 
 import tensorkit as tk
 from tensorkit.notebook import BackwardStepper, build_graph
@@ -44,12 +46,27 @@ def test_graph_widget_traits() -> None:
     assert isinstance(widget, widgets.GraphWidget)
     assert widget.graph == build_graph(tape)
     assert (widget.selected, widget.collapsed, widget.color_by) == ("", [], "none")
+    assert widget.show_backward is True
     assert "tensorkit widgets bundle" in widget._esm
     assert ".tk-node" in widget._css
     assert tk.notebook.show(loss).graph == build_graph(loss)
-    widget.color_by = "time"
-    with pytest.raises(Exception, match="color_by"):
+    for mode in [*widgets.COLOR_MODES, "time", "memory"]:
+        widget.color_by = mode
+    with pytest.raises(traitlets.TraitError, match=r"color_by must be one of .*got 'rainbow'"):
         widget.color_by = "rainbow"
+
+
+def test_show_draws_the_gradient_ops_and_opens_large_graphs_folded() -> None:
+    loss, tape = _model()
+    with tape:
+        loss.backward()
+    widget = tk.notebook.show(tape)
+    assert widget.graph == build_graph(tape, include_backward=True)
+    assert any(n["band"] == 1 for n in widget.graph["nodes"])
+    assert tk.notebook.show(tape, include_backward=False).graph == build_graph(tape)
+    folded = tk.notebook.show(tape, collapse_above=1)
+    assert folded.collapsed == folded.graph["collapsed"] != []
+    assert widgets.GraphWidget(graph=folded.graph, collapsed=[]).collapsed == []
 
 
 def test_stepper_actions_match_backward_stepper() -> None:
@@ -96,6 +113,131 @@ def test_static_fallback_draws_every_node() -> None:
     data = bundle[0] if isinstance(bundle, tuple) else bundle
     assert data["text/html"] == page
     assert "application/vnd.jupyter.widget-view+json" in data
+
+
+def _backward_tape() -> tk.autograd.Tape:
+    x = tk.tensor([1.5, 2.0], requires_grad=True)
+    with tk.autograd.Tape() as tape:
+        y = (x**3).sum()
+        (g,) = tk.autograd.grad(y, x, create_graph=True)
+        g.sum().backward()
+    return tape
+
+
+def test_static_fallback_draws_the_gradient_bands_and_their_links() -> None:
+    widget = tk.notebook.show(_backward_tape())
+    graph = widget.graph
+    page = widget._repr_html_()
+    ids = re.findall(r'<g class="tk-node [^"]*" data-id="([^"]+)"', page)
+    assert sorted(ids) == sorted(n["id"] for n in graph["nodes"])
+    assert page.count('class="tk-link"') == len(graph["links"]) > 0
+    assert page.count("tk-backward") == sum(1 for n in graph["nodes"] if n["band"])
+    assert "gradient ops (backward)" in page and "gradient ops, order 2" in page
+    for edge in graph["edges"]:
+        assert f'data-source="{edge["source"]}" data-target="{edge["target"]}"' in page
+    widget.show_backward = False
+    hidden = widget._repr_html_()
+    assert "tk-backward" not in hidden and 'class="tk-link"' not in hidden
+
+
+def test_static_fallback_colours_nodes_with_a_legend() -> None:
+    widget = tk.notebook.show(_backward_tape())
+    assert "tk-legend" not in widget._repr_html_()
+    widget.color_by = "grad_norm"
+    page = widget._repr_html_()
+    assert '<g class="tk-legend"' in page and "gradient norm" in page
+    norms = [
+        n["metrics"]["grad_norm"] for n in widget.graph["nodes"] if "grad_norm" in n["metrics"]
+    ]
+    assert f">{min(0.0, *norms):.4g}</text>" in page
+    assert f">{max(norms):.4g}</text>" in page
+    missing = len(widget.graph["nodes"]) - len(norms)
+    assert f"no data ({missing})" in page
+    assert page.count('fill="hsl(0, 70%, 80%)"') >= 1, "the largest norm is red"
+    assert page.count('fill="#eeeeee"') == missing + 1, "nodes without data, and the swatch"
+    widget.color_by = "time"
+    timed = widget._repr_html_()
+    assert "forward time" in timed
+    assert re.search(r'class="tk-legend-max"[^>]*>[\d.]+ [mµ]?s', timed), "times in seconds"
+    widget.color_by = "nan"
+    assert "NaN / inf" in widget._repr_html_()
+
+
+def test_static_fallback_folds_the_collapsed_modules() -> None:
+    model = tk.nn.Sequential(tk.nn.Linear(3, 4), tk.nn.Tanh(), tk.nn.Linear(4, 1))
+    with tk.autograd.Tape() as tape:
+        model(tk.randn(2, 3)).sum()
+    widget = tk.notebook.show(tape)
+    widget.collapsed = ["Sequential.0"]
+    page = widget._repr_html_()
+    assert 'data-id="g:Sequential.0"' in page
+    members = widget.graph["groups"]["Sequential.0"]["nodes"]
+    assert not any(f'data-id="{m}"' in page for m in members)
+    with pytest.raises(ValueError, match="color_by must be one of"):
+        widgets.graph_svg(widget.graph, color_by="rainbow")
+
+
+CHROMIUM = Path("/usr/bin/chromium")
+# The widget's front end alone, in a plain page: a model object standing in for anywidget's.
+RENDER = """(graph) => {
+  const state = {graph, selected: "", collapsed: graph.collapsed, color_by: "none",
+                 show_backward: true};
+  const listeners = {};
+  window.tkState = state;
+  const model = {
+    get: (name) => state[name],
+    set: (name, value) => {
+      state[name] = value;
+      (listeners["change:" + name] || []).forEach((f) => f());
+    },
+    on: (event, fn) => { (listeners[event] = listeners[event] || []).push(fn); },
+    off() {},
+    save_changes() {},
+  };
+  window.tkWidget.render({model, el: document.body});
+}"""
+
+
+@pytest.mark.browser
+def test_toolbar_colours_with_a_legend_and_toggles_the_gradient_band() -> None:
+    sync_api = pytest.importorskip("playwright.sync_api")
+    if not CHROMIUM.exists():
+        pytest.skip("needs Chromium at /usr/bin/chromium")
+    graph = tk.notebook.show(_backward_tape()).graph
+    static = ROOT / "tensorkit" / "notebook" / "static"
+    css = (static / "widgets.css").read_text(encoding="utf-8")
+    page_html = f"<html><head><style>{css}</style></head><body></body></html>"
+    loader = "<script type=module>import w from './graph.js'; window.tkWidget = w;</script>"
+
+    def serve(route: Any) -> None:
+        if route.request.url.endswith("/graph.js"):
+            body, kind = (static / "graph.js").read_text(encoding="utf-8"), "text/javascript"
+        else:
+            body, kind = page_html.replace("</body>", loader + "</body>"), "text/html"
+        route.fulfill(body=body, content_type=kind)
+
+    args = ["--no-sandbox", "--disable-gpu", "--disable-background-networking"]
+    with sync_api.sync_playwright() as p:
+        browser = p.chromium.launch(executable_path=str(CHROMIUM), args=args)
+        page = browser.new_page()
+        page.route("http://widget.test/**", serve)
+        page.goto("http://widget.test/index.html")
+        page.wait_for_function("window.tkWidget !== undefined")
+        page.evaluate(RENDER, graph)
+        nodes = page.locator("g.tk-node")
+        assert nodes.count() == len(graph["nodes"])
+        assert page.locator("path.tk-link").count() == len(graph["links"])
+        assert page.locator(".tk-legend-title").count() == 0
+        page.select_option("select.tk-color-by", "grad_norm")
+        assert page.evaluate("window.tkState.color_by") == "grad_norm"
+        assert page.locator(".tk-legend-title").text_content() == "gradient norm"
+        norms = [n["metrics"]["grad_norm"] for n in graph["nodes"] if "grad_norm" in n["metrics"]]
+        assert page.locator(".tk-legend-max").text_content() == f"{max(norms):.4g}"
+        page.uncheck("input.tk-show-backward")
+        assert page.evaluate("window.tkState.show_backward") is False
+        assert nodes.count() == sum(1 for n in graph["nodes"] if n["band"] == 0)
+        assert page.locator("g.tk-backward").count() == 0
+        browser.close()
 
 
 def _check_bundle():

@@ -3,7 +3,16 @@
  * node details panel.
  */
 
-import { nodeLabel, numberText, shapeText, summaryText } from "./format.js";
+import {
+  COLOR_MODES,
+  MEASURES,
+  measureText,
+  nodeLabel,
+  nodeMeasure,
+  numberText,
+  shapeText,
+  summaryText,
+} from "./format.js";
 
 const SVG_NS = "http://www.w3.org/2000/svg";
 
@@ -82,10 +91,50 @@ export function nodeDetails(node) {
     ["module", node.module],
     ["call site", node.call_site],
     ["values", summaryText(node.summary)],
+    ...MEASURES.map((mode) => {
+      const { label, unit } = COLOR_MODES[mode];
+      const value = nodeMeasure(node, mode);
+      return [label, value === null ? "" : measureText(value, unit)];
+    }),
   ].filter(([, value]) => value);
   return h(
     "dl",
     { class: "tk-details" },
     rows.flatMap(([key, value]) => [h("dt", { text: key }), h("dd", { text: value })]),
   );
+}
+
+/**
+ * The colour legend (see format.js nodeColors): a colour bar between the smallest and
+ * largest value with units ("log" when the scale is logarithmic) or, for NaN/inf, swatches;
+ * and a "no data" swatch. Empty for no legend.
+ * @param {object|null} legend
+ * @returns {HTMLElement}
+ */
+export function legendView(legend) {
+  const box = h("div", { class: "tk-legend" });
+  if (!legend) return box;
+  const swatch = (color, text) =>
+    h("span", { class: "tk-legend-item" }, [
+      h("span", { class: "tk-swatch", style: `background: ${color}` }),
+      text,
+    ]);
+  box.append(h("span", { class: "tk-legend-title", text: legend.label }));
+  if (legend.swatches) {
+    box.append(...legend.swatches.map(([text, color]) => swatch(color, text)));
+    return box;
+  }
+  if (legend.max === undefined) {
+    box.append(h("span", { class: "tk-muted", text: "no node has this measure" }));
+    return box;
+  }
+  const bar = `background: linear-gradient(to right, ${legend.stops.join(", ")})`;
+  box.append(
+    h("span", { class: "tk-legend-min", text: measureText(legend.min, legend.unit) }),
+    h("span", { class: "tk-legend-bar", style: bar }),
+    h("span", { class: "tk-legend-max", text: measureText(legend.max, legend.unit) }),
+  );
+  if (legend.log) box.append(h("span", { class: "tk-muted", text: "(log scale)" }));
+  if (legend.missing) box.append(swatch("#eeeeee", `no data (${legend.missing})`));
+  return box;
 }

@@ -60,7 +60,7 @@ export function nodeShapes(node) {
 }
 
 /**
- * The hover title: id, label, shapes and value summary.
+ * The hover title: id, label, shapes, value summary, call site and the measures known.
  * @param {object} node
  * @returns {string}
  */
@@ -69,34 +69,180 @@ export function nodeTitle(node) {
   const summary = summaryText(node.summary);
   if (summary) lines.push(summary);
   if (node.call_site) lines.push(node.call_site);
+  const measures = measuresText(node);
+  if (measures) lines.push(measures);
   return lines.join("\n");
 }
 
-/** Record key behind each colouring mode. */
-const RECORD_KEYS = { time: "time_ns", memory: "alloc_bytes" };
+/**
+ * The measures known for a node, as "forward time 2 µs, bytes allocated 8 B, ...".
+ * @param {object} node
+ * @returns {string}
+ */
+export function measuresText(node) {
+  return MEASURES.map((mode) => [COLOR_MODES[mode], nodeMeasure(node, mode)])
+    .filter(([, value]) => value !== null)
+    .map(([{ label, unit }, value]) => `${label} ${measureText(value, unit)}`)
+    .join(", ");
+}
 
 /**
- * A colouring weight in [0, 1] per node id for `colorBy` ("time", "memory", "nan");
- * nodes without the measure are left out. "time"/"memory" scale by the largest record.
+ * The colouring modes: a label, the unit of the measure, and the node field it reads
+ * (`metrics[key]` as the model computes them; older models had only profiler `records`).
+ */
+export const COLOR_MODES = {
+  none: { label: "none" },
+  forward_time: { label: "forward time", unit: "s", key: "time_ns", record: "time_ns" },
+  backward_time: { label: "backward time", unit: "s", key: "backward_ns" },
+  bytes: { label: "bytes allocated", unit: "B", key: "bytes", record: "alloc_bytes" },
+  grad_norm: { label: "gradient norm", unit: "", key: "grad_norm" },
+  nan: { label: "NaN / inf" },
+};
+
+/** The modes that colour by a measured quantity (all but "none" and "nan"). */
+export const MEASURES = ["forward_time", "backward_time", "bytes", "grad_norm"];
+
+/** Older names of modes, still accepted. */
+const ALIASES = { time: "forward_time", memory: "bytes" };
+
+/** A scale turns logarithmic when its largest value is this many times its smallest. */
+export const LOG_SPAN = 100;
+
+/** Fill of nodes without the measure being shown. */
+export const NO_DATA_COLOR = "#eeeeee";
+
+/**
+ * The mode a `colorBy` name stands for ("none" for unknown names).
+ * @param {string} name
+ * @returns {string}
+ */
+export function colorMode(name) {
+  const mode = ALIASES[name] || name;
+  return mode in COLOR_MODES ? mode : "none";
+}
+
+/**
+ * A node's measure for a mode, or null when unknown. "nan": 1 when its values held NaN or
+ * inf, 0 when they did not.
+ * @param {object} node
+ * @param {string} colorBy a mode or its older name
+ * @returns {number|null}
+ */
+export function nodeMeasure(node, colorBy) {
+  const mode = colorMode(colorBy);
+  if (mode === "nan") {
+    const s = node.summary;
+    return s ? Number(Boolean(s.nan || s.inf)) : null;
+  }
+  const spec = COLOR_MODES[mode];
+  if (!spec || !spec.key) return null;
+  const value = node.metrics?.[spec.key] ?? (spec.record ? node.records?.[spec.record] : null);
+  return typeof value === "number" && Number.isFinite(value) ? value : null;
+}
+
+/**
+ * A colour scale over non-negative values: linear from 0 to the largest, or logarithmic
+ * from the smallest positive value when the values span `LOG_SPAN` times or more.
+ * @param {number[]} values
+ * @returns {{min: number, max: number, log: boolean}|null} null for no values
+ */
+export function colorScale(values) {
+  if (!values.length) return null;
+  const max = values.reduce((a, b) => Math.max(a, b), -Infinity);
+  const smallest = values.filter((v) => v > 0).reduce((a, b) => Math.min(a, b), Infinity);
+  if (max > 0 && max / smallest >= LOG_SPAN) return { min: smallest, max, log: true };
+  return { min: Math.min(0, ...values.filter((v) => v < 0)), max, log: false };
+}
+
+/**
+ * Where a value falls on a scale, in [0, 1] (values outside are clamped; a scale of one
+ * value puts it at 1).
+ * @param {{min: number, max: number, log: boolean}} scale
+ * @param {number} value
+ * @returns {number}
+ */
+export function scaleWeight(scale, value) {
+  const { min, max, log } = scale;
+  if (max <= min) return 1;
+  const w = log
+    ? (Math.log(Math.max(value, min)) - Math.log(min)) / (Math.log(max) - Math.log(min))
+    : (value - min) / (max - min);
+  return Math.min(1, Math.max(0, w));
+}
+
+/**
+ * The fill for a weight: green (0) through yellow to red (1).
+ * @param {number} weight
+ * @returns {string}
+ */
+export function weightColor(weight) {
+  return `hsl(${Math.round(120 - 120 * weight)}, 70%, 80%)`;
+}
+
+/**
+ * Fills of the nodes for a colouring mode, and the legend describing them: for a measure,
+ * `{mode, label, unit, min, max, log, stops, missing}`; for "nan", `{mode, label, swatches}`;
+ * null for "none". Nodes without the measure get `NO_DATA_COLOR`.
  * @param {object[]} nodes
  * @param {string} colorBy
- * @returns {Map<string, number>}
+ * @returns {{colors: Map<string, string>, legend: object|null}}
  */
-export function colorWeights(nodes, colorBy) {
-  const weights = new Map();
-  if (colorBy === "nan") {
-    for (const node of nodes) {
-      const s = node.summary;
-      if (s) weights.set(node.id, s.nan || s.inf ? 1 : 0);
-    }
-    return weights;
+export function nodeColors(nodes, colorBy) {
+  const mode = colorMode(colorBy);
+  const colors = new Map();
+  if (mode === "none") return { colors, legend: null };
+  const measured = nodes.map((n) => [n.id, nodeMeasure(n, mode)]);
+  const missing = measured.filter(([, v]) => v === null).length;
+  for (const [id, v] of measured) if (v === null) colors.set(id, NO_DATA_COLOR);
+  const { label, unit } = COLOR_MODES[mode];
+  if (mode === "nan") {
+    for (const [id, v] of measured) if (v !== null) colors.set(id, weightColor(v));
+    const swatches = [
+      ["finite", weightColor(0)],
+      ["NaN / inf", weightColor(1)],
+      ["no data", NO_DATA_COLOR],
+    ];
+    return { colors, legend: { mode, label, swatches, missing } };
   }
-  const key = RECORD_KEYS[colorBy];
-  if (!key) return weights;
-  const values = nodes
-    .filter((n) => n.records && typeof n.records[key] === "number")
-    .map((n) => [n.id, n.records[key]]);
-  const top = Math.max(0, ...values.map(([, v]) => v));
-  for (const [id, v] of values) weights.set(id, top > 0 ? v / top : 0);
-  return weights;
+  const values = measured.filter(([, v]) => v !== null);
+  const scale = colorScale(values.map(([, v]) => v));
+  for (const [id, v] of values) colors.set(id, weightColor(scaleWeight(scale, v)));
+  const stops = [0, 0.25, 0.5, 0.75, 1].map(weightColor);
+  return { colors, legend: { mode, label, unit, ...(scale || {}), stops, missing } };
+}
+
+const PREFIXES = [
+  [1e9, "G"],
+  [1e6, "M"],
+  [1e3, "k"],
+  [1, ""],
+  [1e-3, "m"],
+  [1e-6, "µ"],
+  [1e-9, "n"],
+];
+
+/**
+ * A measure with its unit: times (given in ns) as "1.5 ms", bytes as "2 KiB", plain
+ * numbers (unit "") in 4 significant digits.
+ * @param {number} value
+ * @param {string} unit "s" (value in ns), "B" or ""
+ * @returns {string}
+ */
+export function measureText(value, unit) {
+  if (unit === "B") {
+    const units = ["B", "KiB", "MiB", "GiB"];
+    let i = 0;
+    while (Math.abs(value) >= 1024 && i < units.length - 1) {
+      value /= 1024;
+      i++;
+    }
+    return `${numberText(value)} ${units[i]}`;
+  }
+  if (unit === "s") {
+    const seconds = value * 1e-9;
+    if (seconds === 0) return "0 s";
+    const [factor, prefix] = PREFIXES.find(([f]) => Math.abs(seconds) >= f) || PREFIXES.at(-1);
+    return `${numberText(seconds / factor)} ${prefix}s`;
+  }
+  return numberText(value);
 }

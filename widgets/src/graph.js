@@ -1,10 +1,12 @@
 /**
- * The graph widget (anywidget front end): the SVG graph, a search box, and a side panel with
- * the selected node's details. Synced traits: `graph` (read), `selected`, `collapsed`
- * (written on clicks), `color_by` (read).
+ * The graph widget (anywidget front end): the SVG graph, a toolbar (search, colouring mode,
+ * gradient ops shown or not, the colour legend) and a side panel with the selected node's
+ * details. Synced traits: `graph` (read), `selected`, `collapsed` (written on clicks),
+ * `color_by` and `show_backward` (read, and written from the toolbar).
  */
 
-import { h, nodeDetails } from "./dom.js";
+import { h, legendView, nodeDetails } from "./dom.js";
+import { COLOR_MODES, colorMode } from "./format.js";
 import { graphView } from "./graphview.js";
 
 /**
@@ -14,23 +16,35 @@ import { graphView } from "./graphview.js";
  */
 function render({ model, el }) {
   const search = h("input", { class: "tk-search", type: "search", placeholder: "Filter by op" });
+  const colorBy = h(
+    "select",
+    { class: "tk-color-by", title: "Colour nodes by" },
+    Object.entries(COLOR_MODES).map(([mode, { label }]) =>
+      h("option", { value: mode, text: mode === "none" ? "no colour" : label }),
+    ),
+  );
+  const backward = h("input", { class: "tk-show-backward", type: "checkbox" });
+  const backwardToggle = h("label", { class: "tk-toggle" }, [backward, "gradient ops"]);
+  const legend = h("div", { class: "tk-legend-slot" });
   const panel = h("div", { class: "tk-panel" });
+  const set = (name, value) => {
+    model.set(name, value);
+    model.save_changes();
+  };
   const view = graphView({
     onSelect(id) {
-      model.set("selected", model.get("selected") === id ? "" : id);
-      model.save_changes();
+      set("selected", model.get("selected") === id ? "" : id);
     },
     onToggle(path) {
       const collapsed = model.get("collapsed");
-      const next = collapsed.includes(path)
-        ? collapsed.filter((p) => p !== path)
-        : [...collapsed, path];
-      model.set("collapsed", next);
-      model.save_changes();
+      set(
+        "collapsed",
+        collapsed.includes(path) ? collapsed.filter((p) => p !== path) : [...collapsed, path],
+      );
     },
   });
   const root = h("div", { class: "tk-widget tk-graph-widget" }, [
-    h("div", { class: "tk-toolbar" }, [search]),
+    h("div", { class: "tk-toolbar" }, [search, colorBy, backwardToggle, legend]),
     h("div", { class: "tk-body" }, [h("div", { class: "tk-canvas" }, [view.element]), panel]),
   ]);
   el.append(root);
@@ -38,20 +52,34 @@ function render({ model, el }) {
   const redraw = () => {
     const graph = model.get("graph");
     const selected = model.get("selected");
-    view.update({
+    const showBackward = model.get("show_backward") ?? true;
+    colorBy.value = colorMode(model.get("color_by") || "none");
+    backward.checked = showBackward;
+    backwardToggle.hidden = !(graph.nodes || []).some((n) => n.band > 0);
+    const drawn = view.update({
       graph,
-      collapsed: model.get("collapsed"),
+      collapsed: model.get("collapsed") || [],
       selected,
       query: search.value,
-      colorBy: model.get("color_by"),
+      colorBy: colorBy.value,
       current: "",
+      showBackward,
     });
+    legend.replaceChildren(legendView(drawn.legend));
     const node = (graph.nodes || []).find((n) => n.id === selected);
     panel.replaceChildren(nodeDetails(node));
   };
-  const events = ["change:graph", "change:selected", "change:collapsed", "change:color_by"];
+  const events = [
+    "change:graph",
+    "change:selected",
+    "change:collapsed",
+    "change:color_by",
+    "change:show_backward",
+  ];
   for (const name of events) model.on(name, redraw);
   search.addEventListener("input", redraw);
+  colorBy.addEventListener("change", () => set("color_by", colorBy.value));
+  backward.addEventListener("change", () => set("show_backward", backward.checked));
   redraw();
 
   return () => {

@@ -1,22 +1,36 @@
 /**
- * The graph as SVG: module group frames, edges in argument order, node boxes; zoom with the
- * wheel and pan by dragging. Shared by the graph widget and the stepper widget.
+ * The graph as SVG: module group frames, edges in argument order, node boxes, the gradient
+ * ops' band below the forward ops with dashed links to the ops whose rules ran them; zoom
+ * with the wheel and pan by dragging. Shared by the graph widget and the stepper widget.
  */
 
 import { s } from "./dom.js";
-import { colorWeights, nodeLabel, nodeShapes, nodeTitle } from "./format.js";
+import { nodeColors, nodeLabel, nodeShapes, nodeTitle } from "./format.js";
 import {
   GROUP_PREFIX,
+  bandLayout,
   collapsedOwner,
   edgePath,
+  linkPath,
   matchesSearch,
-  orderLayers,
-  placeNodes,
   visibleGraph,
 } from "./layout.js";
 
 /** Node box size and gaps between layers / rows, in SVG units. */
 export const SIZE = { width: 132, height: 40, gapX: 56, gapY: 30 };
+
+/** Padding of a module group's frame around its nodes, `level` of `deepest` (outer frames
+ * pad more, so nested frames do not touch). */
+function framePad(level, deepest) {
+  return 6 + 16 * (deepest - level);
+}
+
+/** Height of a frame's header line. */
+const HEADER = 14;
+
+/** The smallest scale fitting a graph to the view uses: below it labels are not legible,
+ * so a larger graph shows its top-left part (zoom out with the wheel to see all). */
+export const MIN_FIT_SCALE = 0.75;
 
 /**
  * @typedef {object} ViewProps
@@ -24,15 +38,22 @@ export const SIZE = { width: 132, height: 40, gapX: 56, gapY: 30 };
  * @property {string[]} collapsed collapsed module paths
  * @property {string} selected selected node id ("" for none)
  * @property {string} query search text
- * @property {string} colorBy "none" | "time" | "memory" | "nan"
+ * @property {string} colorBy a key of format.js COLOR_MODES ("none", "forward_time",
+ *   "backward_time", "bytes", "grad_norm", "nan"; "time" and "memory" are aliases)
  * @property {string} current node id to highlight as the current step ("" for none)
+ * @property {boolean} [showBackward] draw the gradient bands (default true)
+ * @property {Object<string, string[]>} [marks] node id -> extra class names of its <g>
+ * @property {Object<string, string>} [edgeLabels] "source->target" -> text drawn at the
+ *   middle of that edge (class tk-edge-label)
  */
 
 /**
  * Create a graph view. `onSelect(id)` (optional) is called on a node click, `onToggle(path)`
- * on a group header (or collapsed group) click.
+ * on a group header (or collapsed group) click. `update` returns the colour legend (see
+ * format.js nodeColors; null without colouring).
  * @param {{onSelect?: (id: string) => void, onToggle: (path: string) => void}} handlers
- * @returns {{element: SVGSVGElement, update: (props: ViewProps) => void, destroy: () => void}}
+ * @returns {{element: SVGSVGElement, update: (props: ViewProps) => {legend: object|null},
+ *   destroy: () => void}}
  */
 export function graphView({ onSelect, onToggle }) {
   const viewport = s("g", { class: "tk-viewport" });
@@ -82,11 +103,12 @@ export function graphView({ onSelect, onToggle }) {
   return {
     element: svg,
     update(props) {
-      const { elements, place } = drawGraph(props, { onSelect, onToggle });
-      viewport.replaceChildren(...elements);
+      const { elements, place, legend } = drawGraph(props, { onSelect, onToggle });
+      viewport.replaceChildren(); // then one by one: a huge graph overflows spread arguments
+      for (const element of elements) viewport.appendChild(element);
       const width = svg.clientWidth;
       const height = svg.clientHeight;
-      if (!width || !height) return;
+      if (!width || !height) return { legend };
       if (props.graph !== shown) {
         shown = props.graph;
         Object.assign(view, fitView(place, width, height));
@@ -94,6 +116,7 @@ export function graphView({ onSelect, onToggle }) {
       const at = place.get(props.current);
       if (at) Object.assign(view, revealNode(view, at, width));
       apply();
+      return { legend };
     },
     destroy() {
       svg.removeEventListener("wheel", onWheel);
@@ -106,40 +129,53 @@ export function graphView({ onSelect, onToggle }) {
 }
 
 /**
- * The SVG elements of one rendering (group frames, then edges, then nodes) and the nodes'
- * places.
+ * The SVG elements of one rendering (band titles, group frames, edges, links, edge labels,
+ * then nodes), the nodes' places and the colour legend.
  * @param {ViewProps} props
  * @param {{onSelect?: Function, onToggle: Function}} handlers
- * @returns {{elements: SVGElement[], place: Map<string, {x: number, y: number}>}}
+ * @returns {{elements: SVGElement[], place: Map<string, {x: number, y: number}>,
+ *   legend: object|null}}
  */
-function drawGraph(props, handlers) {
+export function drawGraph(props, handlers) {
   const { graph } = props;
-  if (!graph || !graph.nodes) return { elements: [], place: new Map() };
-  const visible = visibleGraph(graph, props.collapsed);
-  const place = placeNodes(orderLayers(visible.nodes, visible.edges), SIZE);
+  if (!graph || !graph.nodes) return { elements: [], place: new Map(), legend: null };
+  const visible = visibleGraph(graph, props.collapsed, {
+    showBackward: props.showBackward !== false,
+  });
+  const deepest = deepestLevel(graph);
+  const outer = framePad(0, deepest);
+  const gap = 2 * outer + HEADER + 24; // the frames of both bands and the band's title
+  const { place, bands } = bandLayout(visible.nodes, visible.edges, SIZE, gap);
+  const { colors, legend } = nodeColors(visible.nodes, props.colorBy);
   const elements = [
+    ...drawBands(bands, outer),
     ...drawGroups(graph, visible, place, new Set(props.collapsed), handlers.onToggle),
-    ...drawEdges(visible.edges, place),
-    ...drawNodes(visible.nodes, place, props, handlers),
+    ...drawEdges(visible.edges, place, bandOf(visible.nodes)),
+    ...drawLinks(visible.links, place),
+    ...drawEdgeLabels(props.edgeLabels || {}, visible.owner, place),
+    ...drawNodes(visible.nodes, place, { ...props, colors }, handlers),
   ];
-  return { elements, place };
+  return { elements, place, legend };
 }
 
 /**
- * The view transform showing all nodes, scaled down (not up) to fit a width x height area.
+ * The view transform showing all nodes, scaled down (not up) to fit a width x height area,
+ * but not below `MIN_FIT_SCALE`: then the top-left part shows.
  * @param {Map<string, {x: number, y: number}>} place
  * @param {number} width
  * @param {number} height
  * @returns {{k: number, x: number, y: number}}
  */
 export function fitView(place, width, height) {
-  const points = [...place.values()];
-  const right = Math.max(0, ...points.map((p) => p.x + SIZE.width));
-  const bottom = Math.max(0, ...points.map((p) => p.y + SIZE.height));
+  let right = 0;
+  let bottom = 0;
+  for (const p of place.values()) {
+    right = Math.max(right, p.x + SIZE.width);
+    bottom = Math.max(bottom, p.y + SIZE.height);
+  }
   const margin = 40;
   const fit = Math.min(1, (width - 2 * margin) / right, (height - 2 * margin) / bottom);
-  const k = Math.max(0.2, fit);
-  return { k, x: margin, y: margin };
+  return { k: Math.max(MIN_FIT_SCALE, fit), x: margin, y: margin };
 }
 
 /**
@@ -156,10 +192,15 @@ export function revealNode(view, at, width) {
   return { ...view, x: width / 2 - (at.x + SIZE.width / 2) * view.k };
 }
 
+function deepestLevel(graph) {
+  const paths = Object.keys(graph.groups || {});
+  return paths.reduce((most, p) => Math.max(most, p.split(".").length - 1), 0);
+}
+
 function drawGroups(graph, visible, place, collapsed, onToggle) {
   const frames = [];
   const paths = Object.keys(graph.groups || {});
-  const deepest = Math.max(0, ...paths.map((p) => p.split(".").length - 1));
+  const deepest = deepestLevel(graph);
   for (const path of paths) {
     if (collapsedOwner(path, collapsed) !== null) continue;
     const members = visible.nodes.filter(
@@ -167,11 +208,11 @@ function drawGroups(graph, visible, place, collapsed, onToggle) {
     );
     if (!members.length) continue;
     const level = path.split(".").length - 1;
-    const pad = 6 + 16 * (deepest - level);
+    const pad = framePad(level, deepest);
     const xs = members.map((n) => place.get(n.id).x);
     const ys = members.map((n) => place.get(n.id).y);
     const x = Math.min(...xs) - pad;
-    const y = Math.min(...ys) - pad - 14;
+    const y = Math.min(...ys) - pad - HEADER;
     const width = Math.max(...xs) + SIZE.width + pad - x;
     const height = Math.max(...ys) + SIZE.height + pad - y;
     const label = `▾ ${path}`;
@@ -187,42 +228,88 @@ function drawGroups(graph, visible, place, collapsed, onToggle) {
   return frames;
 }
 
-function drawEdges(edges, place) {
+function bandOf(nodes) {
+  return new Map(nodes.map((n) => [n.id, n.band || 0]));
+}
+
+function drawBands(bands, outer) {
+  return bands.slice(1).map(({ band }, i) =>
+    s("text", {
+      class: "tk-band-label",
+      x: 0,
+      y: bands[i].bottom + outer + 16,
+      text: band === 1 ? "gradient ops (backward) ←" : `gradient ops, order ${band} ←`,
+    }),
+  );
+}
+
+function drawEdges(edges, place, band) {
   const arity = new Map();
   for (const e of edges) arity.set(e.target, Math.max(arity.get(e.target) || 0, e.position + 1));
   return edges
     .filter((e) => place.has(e.source) && place.has(e.target))
-    .map((e) =>
-      s("path", {
-        class: "tk-edge",
+    .map((e) => {
+      const inside = band.get(e.source) === band.get(e.target);
+      return s("path", {
+        class: inside ? "tk-edge" : "tk-edge tk-edge-cross",
         d: edgePath(
           place.get(e.source),
           place.get(e.target),
           SIZE,
           e.position,
           arity.get(e.target),
+          inside && band.get(e.source) > 0,
         ),
         "data-position": e.position,
+        "data-source": e.source,
+        "data-target": e.target,
+      });
+    });
+}
+
+function drawLinks(links, place) {
+  return links
+    .filter((l) => place.has(l.source) && place.has(l.target))
+    .map((l) =>
+      s("path", {
+        class: "tk-link",
+        d: linkPath(place.get(l.source), place.get(l.target), SIZE),
+        "data-source": l.source,
+        "data-target": l.target,
       }),
     );
 }
 
+function drawEdgeLabels(labels, owner, place) {
+  const texts = [];
+  for (const [key, text] of Object.entries(labels)) {
+    const [source, target] = key.split("->").map((id) => owner.get(id) ?? id);
+    const from = place.get(source);
+    const to = place.get(target);
+    if (!from || !to || source === target) continue;
+    const x = (from.x + SIZE.width + to.x) / 2;
+    const y = (from.y + to.y + SIZE.height) / 2 - 4;
+    texts.push(s("text", { class: "tk-edge-label", x, y, "data-edge": key, text }));
+  }
+  return texts;
+}
+
 function drawNodes(nodes, place, props, handlers) {
-  const weights = colorWeights(nodes, props.colorBy);
+  const marks = props.marks || {};
   return nodes.map((node) => {
     const { x, y } = place.get(node.id);
     const classes = ["tk-node", `tk-${node.kind}`];
+    if (node.band > 0) classes.push("tk-backward");
     if (node.id === props.selected) classes.push("tk-selected");
     if (node.id === props.current) classes.push("tk-current");
     if (!matchesSearch(node, props.query)) classes.push("tk-dim");
+    classes.push(...(marks[node.id] || []));
     const box = s("rect", {
       width: SIZE.width,
       height: SIZE.height,
       rx: node.kind === "op" || node.kind === "grad_fn" ? 8 : SIZE.height / 2,
     });
-    if (weights.has(node.id)) {
-      box.setAttribute("style", `fill: hsl(${120 - 120 * weights.get(node.id)}, 70%, 85%)`);
-    }
+    if (props.colors.has(node.id)) box.setAttribute("style", `fill: ${props.colors.get(node.id)}`);
     const transform = `translate(${x},${y})`;
     const attrs = { class: classes.join(" "), "data-id": node.id, transform };
     const g = s("g", attrs, [

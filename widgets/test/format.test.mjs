@@ -2,12 +2,22 @@ import assert from "node:assert/strict";
 import { test } from "node:test";
 
 import {
-  colorWeights,
+  LOG_SPAN,
+  NO_DATA_COLOR,
+  colorMode,
+  colorScale,
+  measureText,
+  measuresText,
+  nodeColors,
   nodeLabel,
+  nodeMeasure,
   nodeShapes,
+  nodeTitle,
   numberText,
   shapeText,
+  scaleWeight,
   summaryText,
+  weightColor,
 } from "../src/format.js";
 
 test("shapeText", () => {
@@ -35,13 +45,93 @@ test("nodeLabel and nodeShapes", () => {
   assert.equal(nodeShapes({ shapes: { out: [[1, 2], []] } }), "1x2, scalar");
 });
 
-test("colorWeights scales records by the largest and flags non-finite values", () => {
+test("colorMode resolves the old names and rejects unknown ones", () => {
+  assert.equal(colorMode("time"), "forward_time");
+  assert.equal(colorMode("memory"), "bytes");
+  assert.equal(colorMode("grad_norm"), "grad_norm");
+  assert.equal(colorMode("rainbow"), "none");
+});
+
+test("nodeMeasure reads metrics, falls back to profiler records, flags non-finite values", () => {
+  const node = { metrics: { time_ns: 5, grad_norm: 0.5 }, records: { alloc_bytes: 64 } };
+  assert.equal(nodeMeasure(node, "forward_time"), 5);
+  assert.equal(nodeMeasure(node, "bytes"), 64);
+  assert.equal(nodeMeasure(node, "grad_norm"), 0.5);
+  assert.equal(nodeMeasure(node, "backward_time"), null);
+  assert.equal(nodeMeasure({ records: { time_ns: 7 } }, "time"), 7);
+  assert.equal(nodeMeasure({ summary: { nan: 0, inf: 2 } }, "nan"), 1);
+  assert.equal(nodeMeasure({ summary: { nan: 0, inf: 0 } }, "nan"), 0);
+  assert.equal(nodeMeasure({}, "nan"), null);
+});
+
+test("colorScale is linear from 0 unless values span LOG_SPAN times", () => {
+  assert.deepEqual(colorScale([50, 100]), { min: 0, max: 100, log: false });
+  assert.deepEqual(colorScale([0, 1, LOG_SPAN]), { min: 1, max: LOG_SPAN, log: true });
+  assert.deepEqual(colorScale([3]), { min: 0, max: 3, log: false });
+  assert.equal(colorScale([]), null);
+});
+
+test("scaleWeight places values on linear and log scales, clamped", () => {
+  assert.equal(scaleWeight({ min: 0, max: 100, log: false }, 25), 0.25);
+  const log = { min: 1, max: 1e4, log: true };
+  assert.ok(Math.abs(scaleWeight(log, 100) - 0.5) < 1e-12);
+  assert.equal(scaleWeight(log, 0), 0);
+  assert.equal(scaleWeight(log, 1e6), 1);
+  assert.equal(scaleWeight({ min: 2, max: 2, log: false }, 2), 1);
+});
+
+test("nodeColors colours measured nodes, greys the rest and describes the legend", () => {
   const nodes = [
-    { id: "a", records: { time_ns: 50 }, summary: { nan: 1, inf: 0 } },
-    { id: "b", records: { time_ns: 100 }, summary: { nan: 0, inf: 0 } },
-    { id: "c", records: {} },
+    { id: "a", metrics: { bytes: 1 }, summary: { nan: 1, inf: 0 } },
+    { id: "b", metrics: { bytes: 1e4 }, summary: { nan: 0, inf: 0 } },
+    { id: "c", metrics: {} },
   ];
-  assert.deepEqual([...colorWeights(nodes, "time")], [["a", 0.5], ["b", 1]]);
-  assert.deepEqual([...colorWeights(nodes, "nan")], [["a", 1], ["b", 0]]);
-  assert.equal(colorWeights(nodes, "none").size, 0);
+  const bytes = nodeColors(nodes, "memory");
+  assert.equal(bytes.colors.get("a"), weightColor(0));
+  assert.equal(bytes.colors.get("b"), weightColor(1));
+  assert.equal(bytes.colors.get("c"), NO_DATA_COLOR);
+  assert.equal(bytes.legend.mode, "bytes");
+  assert.equal(bytes.legend.unit, "B");
+  assert.deepEqual([bytes.legend.min, bytes.legend.max, bytes.legend.log], [1, 1e4, true]);
+  assert.equal(bytes.legend.missing, 1);
+  assert.equal(bytes.legend.stops[0], weightColor(0));
+  const nan = nodeColors(nodes, "nan");
+  assert.equal(nan.colors.get("a"), weightColor(1));
+  assert.equal(nan.colors.get("b"), weightColor(0));
+  assert.deepEqual(nan.legend.swatches.map(([label]) => label), ["finite", "NaN / inf", "no data"]);
+  const none = nodeColors(nodes, "none");
+  assert.equal(none.colors.size, 0);
+  assert.equal(none.legend, null);
+  const empty = nodeColors([{ id: "c" }], "grad_norm");
+  assert.equal(empty.legend.max, undefined);
+  assert.equal(empty.legend.missing, 1);
+});
+
+test("weightColor runs from green to red", () => {
+  assert.equal(weightColor(0), "hsl(120, 70%, 80%)");
+  assert.equal(weightColor(1), "hsl(0, 70%, 80%)");
+});
+
+test("measureText writes times with SI prefixes and bytes in binary units", () => {
+  assert.equal(measureText(1_500_000, "s"), "1.5 ms");
+  assert.equal(measureText(250, "s"), "250 ns");
+  assert.equal(measureText(2.5e9, "s"), "2.5 s");
+  assert.equal(measureText(0, "s"), "0 s");
+  assert.equal(measureText(2048, "B"), "2 KiB");
+  assert.equal(measureText(100, "B"), "100 B");
+  assert.equal(measureText(0.123456, ""), "0.1235");
+});
+
+test("nodeTitle ends with the node's measures", () => {
+  const node = {
+    id: "op1",
+    kind: "op",
+    op: "mul",
+    shapes: { out: [[2]] },
+    call_site: "cell.py:3",
+    metrics: { time_ns: 2000, bytes: 8, grad_norm: 1.5 },
+  };
+  assert.equal(measuresText(node), "forward time 2 µs, bytes allocated 8 B, gradient norm 1.5");
+  assert.equal(nodeTitle(node), `op1: mul -> 2\ncell.py:3\n${measuresText(node)}`);
+  assert.equal(measuresText({ id: "x" }), "");
 });

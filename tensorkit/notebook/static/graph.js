@@ -1,4 +1,4 @@
-/* tensorkit widgets bundle: esbuild 0.28.2, widgets/src sha256=6221e5dbe86a74570b04ca49e433eae0a731a43c9d3ecb398e0e63e02143f777 */
+/* tensorkit widgets bundle: esbuild 0.28.2, widgets/src sha256=bd9f3e1e7e9ee1a6cb10627dab978a5ca2f3088f7b9a8702a9e8ce18a4d584d7 */
 
 // widgets/src/format.js
 function shapeText(shape) {
@@ -31,24 +31,105 @@ function nodeTitle(node) {
   const summary = summaryText(node.summary);
   if (summary) lines.push(summary);
   if (node.call_site) lines.push(node.call_site);
+  const measures = measuresText(node);
+  if (measures) lines.push(measures);
   return lines.join("\n");
 }
-var RECORD_KEYS = { time: "time_ns", memory: "alloc_bytes" };
-function colorWeights(nodes, colorBy) {
-  const weights = /* @__PURE__ */ new Map();
-  if (colorBy === "nan") {
-    for (const node of nodes) {
-      const s2 = node.summary;
-      if (s2) weights.set(node.id, s2.nan || s2.inf ? 1 : 0);
-    }
-    return weights;
+function measuresText(node) {
+  return MEASURES.map((mode) => [COLOR_MODES[mode], nodeMeasure(node, mode)]).filter(([, value]) => value !== null).map(([{ label, unit }, value]) => `${label} ${measureText(value, unit)}`).join(", ");
+}
+var COLOR_MODES = {
+  none: { label: "none" },
+  forward_time: { label: "forward time", unit: "s", key: "time_ns", record: "time_ns" },
+  backward_time: { label: "backward time", unit: "s", key: "backward_ns" },
+  bytes: { label: "bytes allocated", unit: "B", key: "bytes", record: "alloc_bytes" },
+  grad_norm: { label: "gradient norm", unit: "", key: "grad_norm" },
+  nan: { label: "NaN / inf" }
+};
+var MEASURES = ["forward_time", "backward_time", "bytes", "grad_norm"];
+var ALIASES = { time: "forward_time", memory: "bytes" };
+var LOG_SPAN = 100;
+var NO_DATA_COLOR = "#eeeeee";
+function colorMode(name) {
+  const mode = ALIASES[name] || name;
+  return mode in COLOR_MODES ? mode : "none";
+}
+function nodeMeasure(node, colorBy) {
+  const mode = colorMode(colorBy);
+  if (mode === "nan") {
+    const s2 = node.summary;
+    return s2 ? Number(Boolean(s2.nan || s2.inf)) : null;
   }
-  const key = RECORD_KEYS[colorBy];
-  if (!key) return weights;
-  const values = nodes.filter((n) => n.records && typeof n.records[key] === "number").map((n) => [n.id, n.records[key]]);
-  const top = Math.max(0, ...values.map(([, v]) => v));
-  for (const [id, v] of values) weights.set(id, top > 0 ? v / top : 0);
-  return weights;
+  const spec = COLOR_MODES[mode];
+  if (!spec || !spec.key) return null;
+  const value = node.metrics?.[spec.key] ?? (spec.record ? node.records?.[spec.record] : null);
+  return typeof value === "number" && Number.isFinite(value) ? value : null;
+}
+function colorScale(values) {
+  if (!values.length) return null;
+  const max = values.reduce((a, b) => Math.max(a, b), -Infinity);
+  const smallest = values.filter((v) => v > 0).reduce((a, b) => Math.min(a, b), Infinity);
+  if (max > 0 && max / smallest >= LOG_SPAN) return { min: smallest, max, log: true };
+  return { min: Math.min(0, ...values.filter((v) => v < 0)), max, log: false };
+}
+function scaleWeight(scale, value) {
+  const { min, max, log } = scale;
+  if (max <= min) return 1;
+  const w = log ? (Math.log(Math.max(value, min)) - Math.log(min)) / (Math.log(max) - Math.log(min)) : (value - min) / (max - min);
+  return Math.min(1, Math.max(0, w));
+}
+function weightColor(weight) {
+  return `hsl(${Math.round(120 - 120 * weight)}, 70%, 80%)`;
+}
+function nodeColors(nodes, colorBy) {
+  const mode = colorMode(colorBy);
+  const colors = /* @__PURE__ */ new Map();
+  if (mode === "none") return { colors, legend: null };
+  const measured = nodes.map((n) => [n.id, nodeMeasure(n, mode)]);
+  const missing = measured.filter(([, v]) => v === null).length;
+  for (const [id, v] of measured) if (v === null) colors.set(id, NO_DATA_COLOR);
+  const { label, unit } = COLOR_MODES[mode];
+  if (mode === "nan") {
+    for (const [id, v] of measured) if (v !== null) colors.set(id, weightColor(v));
+    const swatches = [
+      ["finite", weightColor(0)],
+      ["NaN / inf", weightColor(1)],
+      ["no data", NO_DATA_COLOR]
+    ];
+    return { colors, legend: { mode, label, swatches, missing } };
+  }
+  const values = measured.filter(([, v]) => v !== null);
+  const scale = colorScale(values.map(([, v]) => v));
+  for (const [id, v] of values) colors.set(id, weightColor(scaleWeight(scale, v)));
+  const stops = [0, 0.25, 0.5, 0.75, 1].map(weightColor);
+  return { colors, legend: { mode, label, unit, ...scale || {}, stops, missing } };
+}
+var PREFIXES = [
+  [1e9, "G"],
+  [1e6, "M"],
+  [1e3, "k"],
+  [1, ""],
+  [1e-3, "m"],
+  [1e-6, "\xB5"],
+  [1e-9, "n"]
+];
+function measureText(value, unit) {
+  if (unit === "B") {
+    const units = ["B", "KiB", "MiB", "GiB"];
+    let i = 0;
+    while (Math.abs(value) >= 1024 && i < units.length - 1) {
+      value /= 1024;
+      i++;
+    }
+    return `${numberText(value)} ${units[i]}`;
+  }
+  if (unit === "s") {
+    const seconds = value * 1e-9;
+    if (seconds === 0) return "0 s";
+    const [factor, prefix] = PREFIXES.find(([f]) => Math.abs(seconds) >= f) || PREFIXES.at(-1);
+    return `${numberText(seconds / factor)} ${prefix}s`;
+  }
+  return numberText(value);
 }
 
 // widgets/src/dom.js
@@ -81,13 +162,44 @@ function nodeDetails(node) {
     ["device", node.device],
     ["module", node.module],
     ["call site", node.call_site],
-    ["values", summaryText(node.summary)]
+    ["values", summaryText(node.summary)],
+    ...MEASURES.map((mode) => {
+      const { label, unit } = COLOR_MODES[mode];
+      const value = nodeMeasure(node, mode);
+      return [label, value === null ? "" : measureText(value, unit)];
+    })
   ].filter(([, value]) => value);
   return h(
     "dl",
     { class: "tk-details" },
     rows.flatMap(([key, value]) => [h("dt", { text: key }), h("dd", { text: value })])
   );
+}
+function legendView(legend) {
+  const box = h("div", { class: "tk-legend" });
+  if (!legend) return box;
+  const swatch = (color, text) => h("span", { class: "tk-legend-item" }, [
+    h("span", { class: "tk-swatch", style: `background: ${color}` }),
+    text
+  ]);
+  box.append(h("span", { class: "tk-legend-title", text: legend.label }));
+  if (legend.swatches) {
+    box.append(...legend.swatches.map(([text, color]) => swatch(color, text)));
+    return box;
+  }
+  if (legend.max === void 0) {
+    box.append(h("span", { class: "tk-muted", text: "no node has this measure" }));
+    return box;
+  }
+  const bar = `background: linear-gradient(to right, ${legend.stops.join(", ")})`;
+  box.append(
+    h("span", { class: "tk-legend-min", text: measureText(legend.min, legend.unit) }),
+    h("span", { class: "tk-legend-bar", style: bar }),
+    h("span", { class: "tk-legend-max", text: measureText(legend.max, legend.unit) })
+  );
+  if (legend.log) box.append(h("span", { class: "tk-muted", text: "(log scale)" }));
+  if (legend.missing) box.append(swatch("#eeeeee", `no data (${legend.missing})`));
+  return box;
 }
 
 // widgets/src/layout.js
@@ -101,12 +213,17 @@ function collapsedOwner(path, collapsed) {
   }
   return null;
 }
-function visibleGraph(graph, collapsed) {
+function visibleGraph(graph, collapsed, { showBackward = true } = {}) {
   const folded = new Set(collapsed.filter((path) => path in (graph.groups || {})));
   const owner = /* @__PURE__ */ new Map();
   const nodes = [];
-  const groupNodes = /* @__PURE__ */ new Map();
+  const members = /* @__PURE__ */ new Map();
+  const hidden = /* @__PURE__ */ new Set();
   for (const node of graph.nodes) {
+    if (!showBackward && node.band > 0) {
+      hidden.add(node.id);
+      continue;
+    }
     const path = collapsedOwner(node.module, folded);
     if (path === null) {
       nodes.push(node);
@@ -114,30 +231,87 @@ function visibleGraph(graph, collapsed) {
     }
     const id = GROUP_PREFIX + path;
     owner.set(node.id, id);
-    if (groupNodes.has(id)) continue;
-    const stand = {
-      id,
-      kind: "group",
-      op: path,
-      module: path,
-      depth: node.depth,
-      count: graph.groups[path].count,
-      shapes: { in: [], out: [] }
-    };
-    groupNodes.set(id, stand);
-    nodes.push(stand);
+    if (members.has(id)) {
+      members.get(id).push(node);
+      continue;
+    }
+    members.set(id, [node]);
+    nodes.push({ id, kind: "group", op: path, module: path, count: graph.groups[path].count });
   }
+  const standIns = nodes.map((n) => members.has(n.id) ? standIn(n, members.get(n.id)) : n);
+  const edges = redirect(graph.edges, owner, hidden, true);
+  const links = redirect(graph.links || [], owner, hidden, false);
+  const sameBand = bandFilter(standIns);
+  return {
+    nodes: members.size ? relayer(standIns, edges.filter(sameBand)) : standIns,
+    edges,
+    links,
+    owner
+  };
+}
+function standIn(group, members) {
+  const metrics = {};
+  for (const m of members) {
+    for (const [key, value] of Object.entries(m.metrics || {})) {
+      if (key === "grad_norm") metrics[key] = Math.max(metrics[key] ?? value, value);
+      else metrics[key] = (metrics[key] || 0) + value;
+    }
+  }
+  const summaries = members.map((m) => m.summary).filter(Boolean);
+  const count = (key) => summaries.reduce((acc, s2) => acc + (s2[key] || 0), 0);
+  return {
+    ...group,
+    depth: members[0].depth,
+    band: members[0].band || 0,
+    metrics,
+    summary: summaries.length ? { nan: count("nan"), inf: count("inf") } : null,
+    shapes: { in: [], out: [] }
+  };
+}
+function redirect(items, owner, hidden, dropSelf) {
   const seen = /* @__PURE__ */ new Set();
-  const edges = [];
-  for (const edge of graph.edges) {
-    const source = owner.get(edge.source) ?? edge.source;
-    const target = owner.get(edge.target) ?? edge.target;
+  const kept = [];
+  for (const item of items) {
+    if (hidden.has(item.source) || hidden.has(item.target)) continue;
+    const source = owner.get(item.source) ?? item.source;
+    const target = owner.get(item.target) ?? item.target;
     const key = `${source}->${target}`;
-    if (source === target || seen.has(key)) continue;
+    if (dropSelf && source === target || seen.has(key)) continue;
     seen.add(key);
-    edges.push({ ...edge, source, target });
+    kept.push({ ...item, source, target });
   }
-  return { nodes: groupNodes.size ? relayer(nodes, edges) : nodes, edges, owner };
+  return kept;
+}
+function bandFilter(nodes) {
+  const band = new Map(nodes.map((n) => [n.id, n.band || 0]));
+  return (e) => band.has(e.source) && band.get(e.source) === band.get(e.target);
+}
+function bandLayout(nodes, edges, size, gap) {
+  const byBand = /* @__PURE__ */ new Map();
+  for (const node of nodes) {
+    const band = node.band || 0;
+    if (!byBand.has(band)) byBand.set(band, []);
+    byBand.get(band).push(node);
+  }
+  const inside = edges.filter(bandFilter(nodes));
+  const layered = [...byBand.keys()].sort((a, b) => a - b).map((band) => [band, orderLayers(byBand.get(band), inside)]);
+  const columns = layered.reduce((most, [, layers]) => Math.max(most, layers.length), 0);
+  const step = size.width + size.gapX;
+  const place = /* @__PURE__ */ new Map();
+  const bands = [];
+  let top = 0;
+  for (const [band, layers] of layered) {
+    let bottom = top;
+    for (const [id, at] of placeNodes(layers, size)) {
+      const y = at.y + top;
+      const x = band > 0 ? (columns - 1) * step - at.x : at.x;
+      place.set(id, { x, y });
+      bottom = Math.max(bottom, y + size.height);
+    }
+    bands.push({ band, top, bottom });
+    top = bottom + gap;
+  }
+  return { place, bands };
 }
 function relayer(nodes, edges) {
   const depth = new Map(nodes.map((n) => [n.id, 0]));
@@ -150,8 +324,8 @@ function relayer(nodes, edges) {
   }
   const queue = nodes.filter((n) => indegree.get(n.id) === 0).map((n) => n.id);
   const done = /* @__PURE__ */ new Set();
-  while (queue.length) {
-    const id = queue.shift();
+  for (let head = 0; head < queue.length; head++) {
+    const id = queue[head];
     done.add(id);
     for (const child of children.get(id)) {
       depth.set(child, Math.max(depth.get(child), depth.get(id) + 1));
@@ -159,7 +333,56 @@ function relayer(nodes, edges) {
       if (indegree.get(child) === 0) queue.push(child);
     }
   }
+  for (let i = queue.length - 1; i >= 0; i--) {
+    const next = children.get(queue[i]).filter((c) => done.has(c));
+    if (next.length) {
+      depth.set(queue[i], next.reduce((m, c) => Math.min(m, depth.get(c)), Infinity) - 1);
+    }
+  }
+  alignSideComponents(nodes, edges, depth);
   return nodes.map((n) => ({ ...n, depth: done.has(n.id) ? depth.get(n.id) : n.depth }));
+}
+function alignSideComponents(nodes, edges, depth) {
+  const root = new Map(nodes.map((n) => [n.id, n.id]));
+  const find = (id) => {
+    while (root.get(id) !== id) {
+      root.set(id, root.get(root.get(id)));
+      id = root.get(id);
+    }
+    return id;
+  };
+  for (const { source, target } of edges) {
+    if (root.has(source) && root.has(target)) root.set(find(source), find(target));
+  }
+  const pieces = /* @__PURE__ */ new Map();
+  for (const n of nodes) {
+    const key = find(n.id);
+    if (!pieces.has(key)) pieces.set(key, []);
+    pieces.get(key).push(n);
+  }
+  if (pieces.size < 2) return;
+  const main = [...pieces.values()].reduce((a, b) => b.length > a.length ? b : a);
+  const start = /* @__PURE__ */ new Map();
+  for (const n of main) {
+    for (let path = n.module || ""; path; path = parentPath(path)) {
+      start.set(path, Math.min(start.get(path) ?? Infinity, depth.get(n.id)));
+    }
+  }
+  for (const piece of pieces.values()) {
+    if (piece === main) continue;
+    const anchor = piece.map((n) => knownPrefix(n.module || "", start)).find(Boolean);
+    if (!anchor) continue;
+    const first = piece.reduce((m, n) => Math.min(m, depth.get(n.id)), Infinity);
+    const shift = start.get(anchor) - first;
+    if (shift > 0) for (const n of piece) depth.set(n.id, depth.get(n.id) + shift);
+  }
+}
+function knownPrefix(path, known) {
+  while (path && !known.has(path)) path = parentPath(path);
+  return path || null;
+}
+function parentPath(path) {
+  return path.slice(0, Math.max(0, path.lastIndexOf(".")));
 }
 function orderLayers(nodes, edges, sweeps = 2) {
   const layers = [];
@@ -174,25 +397,26 @@ function orderLayers(nodes, edges, sweeps = 2) {
     inputs.get(edge.target).push(edge.source);
     outputs.get(edge.source).push(edge.target);
   }
+  const position = /* @__PURE__ */ new Map();
+  for (const layer of layers) layer.forEach((id, i) => position.set(id, i));
   for (let sweep = 0; sweep < sweeps; sweep++) {
-    for (let d = 1; d < layers.length; d++) reorder(layers, d, inputs);
-    for (let d = layers.length - 2; d >= 0; d--) reorder(layers, d, outputs);
+    for (let d = 1; d < layers.length; d++) reorder(layers[d], inputs, position);
+    for (let d = layers.length - 2; d >= 0; d--) reorder(layers[d], outputs, position);
   }
   return layers;
 }
-function reorder(layers, d, neighbours) {
-  const position = /* @__PURE__ */ new Map();
-  for (const layer of layers) layer.forEach((id, i) => position.set(id, i));
+function reorder(layer, neighbours, position) {
   const key = /* @__PURE__ */ new Map();
-  for (const [i, id] of layers[d].entries()) {
-    const known = neighbours.get(id).filter((n) => position.has(n));
+  for (const [i, id] of layer.entries()) {
+    const known = neighbours.get(id);
     const sum = known.reduce((acc, n) => acc + position.get(n), 0);
     key.set(id, known.length ? sum / known.length : i);
   }
-  layers[d].sort((a, b) => key.get(a) - key.get(b));
+  layer.sort((a, b) => key.get(a) - key.get(b));
+  layer.forEach((id, i) => position.set(id, i));
 }
 function placeNodes(layers, size) {
-  const tallest = Math.max(0, ...layers.map((l) => l.length));
+  const tallest = layers.reduce((most, l) => Math.max(most, l.length), 0);
   const place = /* @__PURE__ */ new Map();
   layers.forEach((layer, d) => {
     const offset = (tallest - layer.length) * (size.height + size.gapY) / 2;
@@ -205,13 +429,22 @@ function placeNodes(layers, size) {
   });
   return place;
 }
-function edgePath(from, to, size, position, arity) {
-  const x1 = from.x + size.width;
+function edgePath(from, to, size, position, arity, leftward = false) {
+  const sign = leftward ? -1 : 1;
+  const x1 = leftward ? from.x : from.x + size.width;
   const y1 = from.y + size.height / 2;
-  const x2 = to.x;
+  const x2 = leftward ? to.x + size.width : to.x;
   const y2 = to.y + size.height * (position + 1) / (arity + 1);
-  const bend = Math.max(20, (x2 - x1) / 2);
+  const bend = sign * Math.max(20, sign * (x2 - x1) / 2);
   return `M${x1},${y1} C${x1 + bend},${y1} ${x2 - bend},${y2} ${x2},${y2}`;
+}
+function linkPath(from, to, size) {
+  const x1 = from.x + size.width / 2;
+  const y1 = from.y + size.height;
+  const x2 = to.x + size.width / 2;
+  const y2 = to.y;
+  const bend = Math.max(20, Math.abs(y2 - y1) / 2);
+  return `M${x1},${y1} C${x1},${y1 + bend} ${x2},${y2 - bend} ${x2},${y2}`;
 }
 function matchesSearch(node, query) {
   const q = query.trim().toLowerCase();
@@ -221,6 +454,11 @@ function matchesSearch(node, query) {
 
 // widgets/src/graphview.js
 var SIZE = { width: 132, height: 40, gapX: 56, gapY: 30 };
+function framePad(level, deepest) {
+  return 6 + 16 * (deepest - level);
+}
+var HEADER = 14;
+var MIN_FIT_SCALE = 0.75;
 function graphView({ onSelect, onToggle }) {
   const viewport = s("g", { class: "tk-viewport" });
   const svg = s("svg", { class: "tk-graph-svg" }, [viewport]);
@@ -266,11 +504,12 @@ function graphView({ onSelect, onToggle }) {
   return {
     element: svg,
     update(props) {
-      const { elements, place } = drawGraph(props, { onSelect, onToggle });
-      viewport.replaceChildren(...elements);
+      const { elements, place, legend } = drawGraph(props, { onSelect, onToggle });
+      viewport.replaceChildren();
+      for (const element of elements) viewport.appendChild(element);
       const width = svg.clientWidth;
       const height = svg.clientHeight;
-      if (!width || !height) return;
+      if (!width || !height) return { legend };
       if (props.graph !== shown) {
         shown = props.graph;
         Object.assign(view, fitView(place, width, height));
@@ -278,6 +517,7 @@ function graphView({ onSelect, onToggle }) {
       const at = place.get(props.current);
       if (at) Object.assign(view, revealNode(view, at, width));
       apply();
+      return { legend };
     },
     destroy() {
       svg.removeEventListener("wheel", onWheel);
@@ -290,24 +530,35 @@ function graphView({ onSelect, onToggle }) {
 }
 function drawGraph(props, handlers) {
   const { graph } = props;
-  if (!graph || !graph.nodes) return { elements: [], place: /* @__PURE__ */ new Map() };
-  const visible = visibleGraph(graph, props.collapsed);
-  const place = placeNodes(orderLayers(visible.nodes, visible.edges), SIZE);
+  if (!graph || !graph.nodes) return { elements: [], place: /* @__PURE__ */ new Map(), legend: null };
+  const visible = visibleGraph(graph, props.collapsed, {
+    showBackward: props.showBackward !== false
+  });
+  const deepest = deepestLevel(graph);
+  const outer = framePad(0, deepest);
+  const gap = 2 * outer + HEADER + 24;
+  const { place, bands } = bandLayout(visible.nodes, visible.edges, SIZE, gap);
+  const { colors, legend } = nodeColors(visible.nodes, props.colorBy);
   const elements = [
+    ...drawBands(bands, outer),
     ...drawGroups(graph, visible, place, new Set(props.collapsed), handlers.onToggle),
-    ...drawEdges(visible.edges, place),
-    ...drawNodes(visible.nodes, place, props, handlers)
+    ...drawEdges(visible.edges, place, bandOf(visible.nodes)),
+    ...drawLinks(visible.links, place),
+    ...drawEdgeLabels(props.edgeLabels || {}, visible.owner, place),
+    ...drawNodes(visible.nodes, place, { ...props, colors }, handlers)
   ];
-  return { elements, place };
+  return { elements, place, legend };
 }
 function fitView(place, width, height) {
-  const points = [...place.values()];
-  const right = Math.max(0, ...points.map((p) => p.x + SIZE.width));
-  const bottom = Math.max(0, ...points.map((p) => p.y + SIZE.height));
+  let right = 0;
+  let bottom = 0;
+  for (const p of place.values()) {
+    right = Math.max(right, p.x + SIZE.width);
+    bottom = Math.max(bottom, p.y + SIZE.height);
+  }
   const margin = 40;
   const fit = Math.min(1, (width - 2 * margin) / right, (height - 2 * margin) / bottom);
-  const k = Math.max(0.2, fit);
-  return { k, x: margin, y: margin };
+  return { k: Math.max(MIN_FIT_SCALE, fit), x: margin, y: margin };
 }
 function revealNode(view, at, width) {
   const left = view.x + at.x * view.k;
@@ -315,10 +566,14 @@ function revealNode(view, at, width) {
   if (left >= 0 && right <= width) return view;
   return { ...view, x: width / 2 - (at.x + SIZE.width / 2) * view.k };
 }
+function deepestLevel(graph) {
+  const paths = Object.keys(graph.groups || {});
+  return paths.reduce((most, p) => Math.max(most, p.split(".").length - 1), 0);
+}
 function drawGroups(graph, visible, place, collapsed, onToggle) {
   const frames = [];
   const paths = Object.keys(graph.groups || {});
-  const deepest = Math.max(0, ...paths.map((p) => p.split(".").length - 1));
+  const deepest = deepestLevel(graph);
   for (const path of paths) {
     if (collapsedOwner(path, collapsed) !== null) continue;
     const members = visible.nodes.filter(
@@ -326,11 +581,11 @@ function drawGroups(graph, visible, place, collapsed, onToggle) {
     );
     if (!members.length) continue;
     const level = path.split(".").length - 1;
-    const pad = 6 + 16 * (deepest - level);
+    const pad = framePad(level, deepest);
     const xs = members.map((n) => place.get(n.id).x);
     const ys = members.map((n) => place.get(n.id).y);
     const x = Math.min(...xs) - pad;
-    const y = Math.min(...ys) - pad - 14;
+    const y = Math.min(...ys) - pad - HEADER;
     const width = Math.max(...xs) + SIZE.width + pad - x;
     const height = Math.max(...ys) + SIZE.height + pad - y;
     const label = `\u25BE ${path}`;
@@ -345,39 +600,79 @@ function drawGroups(graph, visible, place, collapsed, onToggle) {
   }
   return frames;
 }
-function drawEdges(edges, place) {
+function bandOf(nodes) {
+  return new Map(nodes.map((n) => [n.id, n.band || 0]));
+}
+function drawBands(bands, outer) {
+  return bands.slice(1).map(
+    ({ band }, i) => s("text", {
+      class: "tk-band-label",
+      x: 0,
+      y: bands[i].bottom + outer + 16,
+      text: band === 1 ? "gradient ops (backward) \u2190" : `gradient ops, order ${band} \u2190`
+    })
+  );
+}
+function drawEdges(edges, place, band) {
   const arity = /* @__PURE__ */ new Map();
   for (const e of edges) arity.set(e.target, Math.max(arity.get(e.target) || 0, e.position + 1));
-  return edges.filter((e) => place.has(e.source) && place.has(e.target)).map(
-    (e) => s("path", {
-      class: "tk-edge",
+  return edges.filter((e) => place.has(e.source) && place.has(e.target)).map((e) => {
+    const inside = band.get(e.source) === band.get(e.target);
+    return s("path", {
+      class: inside ? "tk-edge" : "tk-edge tk-edge-cross",
       d: edgePath(
         place.get(e.source),
         place.get(e.target),
         SIZE,
         e.position,
-        arity.get(e.target)
+        arity.get(e.target),
+        inside && band.get(e.source) > 0
       ),
-      "data-position": e.position
+      "data-position": e.position,
+      "data-source": e.source,
+      "data-target": e.target
+    });
+  });
+}
+function drawLinks(links, place) {
+  return links.filter((l) => place.has(l.source) && place.has(l.target)).map(
+    (l) => s("path", {
+      class: "tk-link",
+      d: linkPath(place.get(l.source), place.get(l.target), SIZE),
+      "data-source": l.source,
+      "data-target": l.target
     })
   );
 }
+function drawEdgeLabels(labels, owner, place) {
+  const texts = [];
+  for (const [key, text] of Object.entries(labels)) {
+    const [source, target] = key.split("->").map((id) => owner.get(id) ?? id);
+    const from = place.get(source);
+    const to = place.get(target);
+    if (!from || !to || source === target) continue;
+    const x = (from.x + SIZE.width + to.x) / 2;
+    const y = (from.y + to.y + SIZE.height) / 2 - 4;
+    texts.push(s("text", { class: "tk-edge-label", x, y, "data-edge": key, text }));
+  }
+  return texts;
+}
 function drawNodes(nodes, place, props, handlers) {
-  const weights = colorWeights(nodes, props.colorBy);
+  const marks = props.marks || {};
   return nodes.map((node) => {
     const { x, y } = place.get(node.id);
     const classes = ["tk-node", `tk-${node.kind}`];
+    if (node.band > 0) classes.push("tk-backward");
     if (node.id === props.selected) classes.push("tk-selected");
     if (node.id === props.current) classes.push("tk-current");
     if (!matchesSearch(node, props.query)) classes.push("tk-dim");
+    classes.push(...marks[node.id] || []);
     const box = s("rect", {
       width: SIZE.width,
       height: SIZE.height,
       rx: node.kind === "op" || node.kind === "grad_fn" ? 8 : SIZE.height / 2
     });
-    if (weights.has(node.id)) {
-      box.setAttribute("style", `fill: hsl(${120 - 120 * weights.get(node.id)}, 70%, 85%)`);
-    }
+    if (props.colors.has(node.id)) box.setAttribute("style", `fill: ${props.colors.get(node.id)}`);
     const transform = `translate(${x},${y})`;
     const attrs = { class: classes.join(" "), "data-id": node.id, transform };
     const g = s("g", attrs, [
@@ -400,41 +695,69 @@ function clip(text) {
 // widgets/src/graph.js
 function render({ model, el }) {
   const search = h("input", { class: "tk-search", type: "search", placeholder: "Filter by op" });
+  const colorBy = h(
+    "select",
+    { class: "tk-color-by", title: "Colour nodes by" },
+    Object.entries(COLOR_MODES).map(
+      ([mode, { label }]) => h("option", { value: mode, text: mode === "none" ? "no colour" : label })
+    )
+  );
+  const backward = h("input", { class: "tk-show-backward", type: "checkbox" });
+  const backwardToggle = h("label", { class: "tk-toggle" }, [backward, "gradient ops"]);
+  const legend = h("div", { class: "tk-legend-slot" });
   const panel = h("div", { class: "tk-panel" });
+  const set = (name, value) => {
+    model.set(name, value);
+    model.save_changes();
+  };
   const view = graphView({
     onSelect(id) {
-      model.set("selected", model.get("selected") === id ? "" : id);
-      model.save_changes();
+      set("selected", model.get("selected") === id ? "" : id);
     },
     onToggle(path) {
       const collapsed = model.get("collapsed");
-      const next = collapsed.includes(path) ? collapsed.filter((p) => p !== path) : [...collapsed, path];
-      model.set("collapsed", next);
-      model.save_changes();
+      set(
+        "collapsed",
+        collapsed.includes(path) ? collapsed.filter((p) => p !== path) : [...collapsed, path]
+      );
     }
   });
   const root = h("div", { class: "tk-widget tk-graph-widget" }, [
-    h("div", { class: "tk-toolbar" }, [search]),
+    h("div", { class: "tk-toolbar" }, [search, colorBy, backwardToggle, legend]),
     h("div", { class: "tk-body" }, [h("div", { class: "tk-canvas" }, [view.element]), panel])
   ]);
   el.append(root);
   const redraw = () => {
     const graph = model.get("graph");
     const selected = model.get("selected");
-    view.update({
+    const showBackward = model.get("show_backward") ?? true;
+    colorBy.value = colorMode(model.get("color_by") || "none");
+    backward.checked = showBackward;
+    backwardToggle.hidden = !(graph.nodes || []).some((n) => n.band > 0);
+    const drawn = view.update({
       graph,
-      collapsed: model.get("collapsed"),
+      collapsed: model.get("collapsed") || [],
       selected,
       query: search.value,
-      colorBy: model.get("color_by"),
-      current: ""
+      colorBy: colorBy.value,
+      current: "",
+      showBackward
     });
+    legend.replaceChildren(legendView(drawn.legend));
     const node = (graph.nodes || []).find((n) => n.id === selected);
     panel.replaceChildren(nodeDetails(node));
   };
-  const events = ["change:graph", "change:selected", "change:collapsed", "change:color_by"];
+  const events = [
+    "change:graph",
+    "change:selected",
+    "change:collapsed",
+    "change:color_by",
+    "change:show_backward"
+  ];
   for (const name of events) model.on(name, redraw);
   search.addEventListener("input", redraw);
+  colorBy.addEventListener("change", () => set("color_by", colorBy.value));
+  backward.addEventListener("change", () => set("show_backward", backward.checked));
   redraw();
   return () => {
     for (const name of events) model.off(name, redraw);
