@@ -3,6 +3,8 @@ graph model that Python printed in the same notebook; collapsing a module group.
 
 from __future__ import annotations
 
+import re
+
 import pytest
 
 pytestmark = [pytest.mark.browser, pytest.mark.xdist_group("browser")]
@@ -52,6 +54,14 @@ def test_graph_svg_shows_every_node_and_edge(open_notebook, expect) -> None:
     labels = set(page.locator(f"{SVG} g.tk-op text.tk-node-op").all_text_contents())
     assert labels == set(expected["ops"])
     assert {"matmul", "tanh", "abs", "mean"} <= labels
+    # Fitted when first shown (before it had a size on the page): this graph is wider than
+    # the widget, so the view zooms out (to the legible minimum) and starts at its left end.
+    transform = page.locator(f"{SVG} g.tk-viewport").get_attribute("transform")
+    scale = float(re.search(r"scale\(([\d.]+)\)", transform).group(1))
+    assert scale < 1, transform
+    box = page.locator(SVG).bounding_box()
+    first = min((n.bounding_box() for n in nodes.all()), key=lambda b: b["x"])
+    assert box["x"] <= first["x"] and first["x"] + first["width"] <= box["x"] + box["width"]
     assert nb.errors() == []
 
 

@@ -99,26 +99,39 @@ export function graphView({ onSelect, onToggle }) {
   svg.addEventListener("pointermove", onMove);
   svg.addEventListener("click", onClickCapture, true);
 
-  let shown = null;
+  // The view is fitted whenever what is drawn changes shape (another graph, other folded
+  // modules, gradient bands shown or hidden), not on selection; the current node is revealed.
+  // Before the SVG is on the page it has no size: the observer fits it once it has one.
+  let fitted = null;
+  let last = null;
+  const position = () => {
+    const width = svg.clientWidth;
+    const height = svg.clientHeight;
+    if (!last || !width || !height) return;
+    const { props, place } = last;
+    const key = `${(props.collapsed || []).join("\n")}|${props.showBackward !== false}`;
+    if (!fitted || fitted.graph !== props.graph || fitted.key !== key) {
+      fitted = { graph: props.graph, key };
+      Object.assign(view, fitView(place, width, height));
+    }
+    const at = place.get(props.current);
+    if (at) Object.assign(view, revealNode(view, at, width));
+    apply();
+  };
+  const observer = typeof ResizeObserver === "undefined" ? null : new ResizeObserver(position);
+  if (observer) observer.observe(svg);
   return {
     element: svg,
     update(props) {
       const { elements, place, legend } = drawGraph(props, { onSelect, onToggle });
       viewport.replaceChildren(); // then one by one: a huge graph overflows spread arguments
       for (const element of elements) viewport.appendChild(element);
-      const width = svg.clientWidth;
-      const height = svg.clientHeight;
-      if (!width || !height) return { legend };
-      if (props.graph !== shown) {
-        shown = props.graph;
-        Object.assign(view, fitView(place, width, height));
-      }
-      const at = place.get(props.current);
-      if (at) Object.assign(view, revealNode(view, at, width));
-      apply();
+      last = { props, place };
+      position();
       return { legend };
     },
     destroy() {
+      if (observer) observer.disconnect();
       svg.removeEventListener("wheel", onWheel);
       svg.removeEventListener("pointerdown", onDown);
       svg.removeEventListener("pointermove", onMove);

@@ -105,7 +105,10 @@ function redirect(items, owner, hidden, dropSelf) {
     if (hidden.has(item.source) || hidden.has(item.target)) continue;
     const source = owner.get(item.source) ?? item.source;
     const target = owner.get(item.target) ?? item.target;
-    const key = `${source}->${target}`;
+    // Edges into or out of a folded group merge; between visible nodes each argument keeps
+    // its own edge (x * x draws two).
+    const folded = source !== item.source || target !== item.target;
+    const key = folded ? `${source}->${target}` : `${source}->${target}#${item.position}`;
     if ((dropSelf && source === target) || seen.has(key)) continue;
     seen.add(key);
     kept.push({ ...item, source, target });

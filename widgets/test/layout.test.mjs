@@ -104,6 +104,24 @@ test("visibleGraph folds a collapsed group into one node and redirects edges", (
   assert.deepEqual(visibleGraph(graph, ["missing"]).nodes.length, 4);
 });
 
+test("visibleGraph keeps one edge per argument (x * x) unless an end is folded", () => {
+  const graph = {
+    nodes: [node("x", 0), node("mul", 1, "net.0"), node("out", 2)],
+    edges: [edge("x", "mul", 0), edge("x", "mul", 1), edge("mul", "out")],
+    groups: { net: { count: 1 }, "net.0": { count: 1 } },
+  };
+  const open = visibleGraph(graph, []);
+  assert.deepEqual(
+    open.edges.map((e) => [e.source, e.target, e.position]),
+    [["x", "mul", 0], ["x", "mul", 1], ["mul", "out", 0]],
+  );
+  const folded = visibleGraph(graph, ["net.0"]);
+  assert.deepEqual(
+    folded.edges.map((e) => [e.source, e.target]),
+    [["x", "group:net.0"], ["group:net.0", "out"]],
+  );
+});
+
 test("matchesSearch looks at op, grad_fn, id and module, case-insensitively", () => {
   const n = { id: "op3", op: "matmul", grad_fn: "MmBackward0", module: "net.fc" };
   assert.ok(matchesSearch(n, ""));

@@ -1,4 +1,4 @@
-/* tensorkit widgets bundle: esbuild 0.28.2, widgets/src sha256=bd9f3e1e7e9ee1a6cb10627dab978a5ca2f3088f7b9a8702a9e8ce18a4d584d7 */
+/* tensorkit widgets bundle: esbuild 0.28.2, widgets/src sha256=2479aab5f81330e9360ce91dc0ac3bdcdfd88ef39a94835e28fdd74cab2631bf */
 
 // widgets/src/format.js
 function shapeText(shape) {
@@ -275,7 +275,8 @@ function redirect(items, owner, hidden, dropSelf) {
     if (hidden.has(item.source) || hidden.has(item.target)) continue;
     const source = owner.get(item.source) ?? item.source;
     const target = owner.get(item.target) ?? item.target;
-    const key = `${source}->${target}`;
+    const folded = source !== item.source || target !== item.target;
+    const key = folded ? `${source}->${target}` : `${source}->${target}#${item.position}`;
     if (dropSelf && source === target || seen.has(key)) continue;
     seen.add(key);
     kept.push({ ...item, source, target });
@@ -500,26 +501,36 @@ function graphView({ onSelect, onToggle }) {
   svg.addEventListener("pointerdown", onDown);
   svg.addEventListener("pointermove", onMove);
   svg.addEventListener("click", onClickCapture, true);
-  let shown = null;
+  let fitted = null;
+  let last = null;
+  const position = () => {
+    const width = svg.clientWidth;
+    const height = svg.clientHeight;
+    if (!last || !width || !height) return;
+    const { props, place } = last;
+    const key = `${(props.collapsed || []).join("\n")}|${props.showBackward !== false}`;
+    if (!fitted || fitted.graph !== props.graph || fitted.key !== key) {
+      fitted = { graph: props.graph, key };
+      Object.assign(view, fitView(place, width, height));
+    }
+    const at = place.get(props.current);
+    if (at) Object.assign(view, revealNode(view, at, width));
+    apply();
+  };
+  const observer = typeof ResizeObserver === "undefined" ? null : new ResizeObserver(position);
+  if (observer) observer.observe(svg);
   return {
     element: svg,
     update(props) {
       const { elements, place, legend } = drawGraph(props, { onSelect, onToggle });
       viewport.replaceChildren();
       for (const element of elements) viewport.appendChild(element);
-      const width = svg.clientWidth;
-      const height = svg.clientHeight;
-      if (!width || !height) return { legend };
-      if (props.graph !== shown) {
-        shown = props.graph;
-        Object.assign(view, fitView(place, width, height));
-      }
-      const at = place.get(props.current);
-      if (at) Object.assign(view, revealNode(view, at, width));
-      apply();
+      last = { props, place };
+      position();
       return { legend };
     },
     destroy() {
+      if (observer) observer.disconnect();
       svg.removeEventListener("wheel", onWheel);
       svg.removeEventListener("pointerdown", onDown);
       svg.removeEventListener("pointermove", onMove);

@@ -1,4 +1,4 @@
-/* tensorkit widgets bundle: esbuild 0.28.2, widgets/src sha256=bd9f3e1e7e9ee1a6cb10627dab978a5ca2f3088f7b9a8702a9e8ce18a4d584d7 */
+/* tensorkit widgets bundle: esbuild 0.28.2, widgets/src sha256=2479aab5f81330e9360ce91dc0ac3bdcdfd88ef39a94835e28fdd74cab2631bf */
 
 // widgets/src/format.js
 function shapeText(shape) {
