@@ -13,6 +13,7 @@ is written once against the PyTorch-style API both libraries share (``lib`` belo
 from __future__ import annotations
 
 import argparse
+import contextlib
 import cProfile
 import importlib.util
 import io
@@ -22,8 +23,9 @@ import math
 import os
 import pstats
 import sys
+import time
 import traceback
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
@@ -71,10 +73,22 @@ class Settings:
     pow_repeats: int
     pow_warmup: int
     rounds: int
+    profiler_repeats: int  # chains per median in the profiling-on rows
+    profiler_rounds: int  # on/off pairs per variant in one child
+    off_pairs: int  # child pairs (profiler used before / never imported) for row 6a
 
 
-FULL = Settings(200, 20, 50, 5, 50, 7, 50, 5, 5)
-QUICK = Settings(10, 2, 3, 1, 5, 1, 5, 1, 1)
+FULL = Settings(200, 20, 50, 5, 50, 7, 50, 5, 5, 30, 3, 8)
+QUICK = Settings(10, 2, 3, 1, 5, 1, 5, 1, 1, 3, 1, 1)
+
+# Profiling-on variants: tensorkit's profile() options (torch spells record_memory
+# profile_memory); each row is the chain's time inside the profile over its time outside.
+PROFILE_VARIANTS = {
+    "prof_default": {},
+    "prof_shapes": {"record_shapes": True},
+    "prof_memory": {"record_memory": True},
+    "prof_stack": {"with_stack": True},
+}
 
 
 # ------------------------------------------------------------------------------ workloads
@@ -271,6 +285,97 @@ def bench_pow(lib: Any, s: Settings, seed: int) -> dict[str, float]:
     }
 
 
+def profiler_context(lib: Any, name: str, options: dict[str, bool]) -> Any:
+    """A profiler of ``lib`` recording host (CPU) activity with ``options``."""
+    if name == "tensorkit":
+        import tensorkit.profiler
+
+        return tensorkit.profiler.profile(**options)
+    import torch.profiler
+
+    renamed = {"profile_memory" if k == "record_memory" else k: v for k, v in options.items()}
+    return torch.profiler.profile(activities=[torch.profiler.ProfilerActivity.CPU], **renamed)
+
+
+class NoopObserver:
+    """An op observer that does nothing: what tensorkit's observed op path costs by itself
+    (a Tape, the profiler or anomaly mode all take that path)."""
+
+    def op_started(self, event: Any) -> None:
+        return None
+
+    def op_finished(self, event: Any) -> None:
+        return None
+
+
+def cpu_time_calls(fn: Callable[[], object], repeats: int, warmup: int) -> list[float]:
+    """CPU seconds of this process for each of ``repeats`` calls of ``fn`` after ``warmup``:
+    for single-threaded host work, a time that other jobs on a busy machine do not skew."""
+    for _ in range(warmup):
+        fn()
+    clock = time.process_time_ns
+    samples = []
+    for _ in range(repeats):
+        start = clock()
+        fn()
+        samples.append((clock() - start) * 1e-9)
+    return samples
+
+
+def bench_profiler_on(lib: Any, name: str, s: Settings, seed: int) -> dict[str, float]:
+    """Rows 6b-6f: the fwd+bwd chain inside a profiler over the same chain outside it, each
+    on/off pair measured back to back in CPU time; the median of ``profiler_rounds`` pair
+    ratios."""
+    chain_fb = chain_calls(lib, seed)["forward_backward"]
+    reps, warmup = s.profiler_repeats, max(s.chain_warmup // 10, 1)
+
+    def off() -> float:
+        return median(cpu_time_calls(chain_fb, reps, warmup))
+
+    contexts: dict[str, Callable[[], Any]] = {
+        key: lambda options=options: profiler_context(lib, name, options)
+        for key, options in PROFILE_VARIANTS.items()
+    }
+    if name == "tensorkit":
+        contexts["observer"] = lambda: observing(lib, NoopObserver())
+    ratios: dict[str, list[float]] = {key: [] for key in contexts}
+    for _ in range(s.profiler_rounds):
+        for key, make in contexts.items():
+            before = off()
+            with make():
+                on = median(cpu_time_calls(chain_fb, reps, warmup))
+            ratios[key].append(on / before)
+    return {key: median(values) for key, values in ratios.items()}
+
+
+@contextlib.contextmanager
+def observing(lib: Any, observer: Any) -> Iterator[None]:
+    """Register ``observer`` with tensorkit inside the block."""
+    lib._state.add_observer(observer)
+    try:
+        yield
+    finally:
+        lib._state.remove_observer(observer)
+
+
+def child_profiler_off(variant: str, s: Settings, seed: int) -> dict[str, Any]:
+    """Row 6a, one side: the fwd+bwd chain in a process where ``tensorkit.profiler`` was
+    imported and a profile entered and exited ("used"), or never imported ("never")."""
+    lib = load("tensorkit")
+    if variant == "used":
+        import tensorkit.profiler
+
+        with tensorkit.profiler.profile(record_shapes=True):
+            chain_calls(lib, seed)["forward_backward"]()
+    samples = cpu_time_calls(
+        chain_calls(lib, seed)["forward_backward"], s.chain_repeats, s.chain_warmup
+    )
+    imported = "tensorkit.profiler" in sys.modules
+    if imported != (variant == "used"):
+        raise RuntimeError(f"variant {variant!r}, but tensorkit.profiler imported: {imported}")
+    return {"chain_us": us_per_op(samples), "errors": {}}
+
+
 def profile_text(fn: Callable[[], object], calls: int, top: int = 18) -> str:
     """cProfile of ``calls`` calls of ``fn``: the top functions by own time."""
     fn()
@@ -306,6 +411,7 @@ def child_bench(name: str, s: Settings, seed: int, profile: bool) -> dict[str, A
         ("chain", lambda: bench_chain(lib, s, seed)),
         ("mlp", lambda: bench_mlp(lib, s, seed)),
         ("pow", lambda: bench_pow(lib, s, seed)),
+        ("profiler", lambda: bench_profiler_on(lib, name, s, seed)),
     ]
     if name == "tensorkit":
         jobs.insert(1, ("chain_numpy", lambda: bench_numpy_floor(s, seed)))
@@ -350,6 +456,8 @@ def child_main(name: str, task: str, s: Settings, seed: int, profile: bool) -> N
     """Child entry point: run one task and print its result as one JSON line."""
     if task == "memory":
         result = child_memory(name, s, seed)
+    elif task.startswith("profiler-off-"):
+        result = child_profiler_off(task.removeprefix("profiler-off-"), s, seed)
     else:
         result = child_bench(name, s, seed, profile)
     sys.stdout.write(json.dumps(result) + "\n")
@@ -386,6 +494,17 @@ def _vs_own_mul(limit: float) -> Callable[[float | None, float | None, dict], st
         if tk is None or not mul:
             return "n/a"
         return "pass" if tk / mul <= limit else "FAIL"
+
+    return verdict
+
+
+def _not_above(limit: float) -> Callable[[float | None, float | None, dict], str]:
+    """Verdict: tensorkit's value (a ratio) at most ``limit``."""
+
+    def verdict(tk: float | None, torch: float | None, res: dict) -> str:
+        if tk is None:
+            return "n/a"
+        return "pass" if tk <= limit else "FAIL"
 
     return verdict
 
@@ -437,6 +556,38 @@ def workloads(s: Settings) -> list[Workload]:
         Workload("pow2", "5a x**2, 1M float32 (ms)", 3, "<= 1.3x own x*x", _vs_own_mul(1.3)),
         Workload("pow3", "5b x**3, 1M float32 (ms)", 3, "<= 2.3x own x*x", _vs_own_mul(2.3)),
         Workload("mul", "5c x*x, 1M float32 (ms)", 3, "-", _info),
+        Workload(
+            "prof_off",
+            "6a profiling off: chain fwd+bwd, profiler used / never imported (x)",
+            3,
+            "<= 1.03x",
+            _not_above(1.03),
+            False,
+        ),
+        Workload(
+            "prof_default", "6b profiling on, default (x chain off)", 2, "<= 2x", _not_above(2)
+        ),
+        Workload(
+            "prof_shapes", "6c profiling on, record_shapes (x chain off)", 2, "<= 2x", _not_above(2)
+        ),
+        Workload(
+            "prof_memory",
+            "6d profiling on, record_memory (x chain off)",
+            2,
+            "<= 2x",
+            _not_above(2),
+        ),
+        Workload(
+            "prof_stack", "6e profiling on, with_stack (x chain off)", 2, "<= 2x", _not_above(2)
+        ),
+        Workload(
+            "observer",
+            "6f no-op op observer alone (x chain off)",
+            2,
+            "floor of 6b-6e",
+            _info,
+            False,
+        ),
     ]
 
 
@@ -496,7 +647,27 @@ def collect(names: list[str], s: Settings, args: argparse.Namespace) -> dict[str
                 "numpy import",
                 lambda: {"import_numpy": median(time_import("numpy", s.import_runs))},
             )
+            _guarded(res, "profiling off", lambda: profiling_off(s, flags("tensorkit"), args))
     return results
+
+
+def profiling_off(s: Settings, flags: list[str], args: argparse.Namespace) -> dict[str, Any]:
+    """Row 6a: ``off_pairs`` pairs of children, one with the profiler used before timing and
+    one that never imports it, in alternating order (ABBA) so that drift cancels; the row is
+    the median of the pairs' ratios."""
+    pairs = []
+    for i in range(s.off_pairs):
+        order = ("used", "never") if i % 2 == 0 else ("never", "used")
+        us = {
+            v: run_child([SCRIPT, *flags, "--task", f"profiler-off-{v}"], args.threads)["chain_us"]
+            for v in order
+        }
+        pairs.append((us["used"], us["never"]))
+    return {
+        "prof_off": median([used / never for used, never in pairs]),
+        "prof_off_pairs": pairs,
+        "errors": {},
+    }
 
 
 def build_rows(s: Settings, results: dict[str, dict[str, Any]]) -> list[Row]:
@@ -581,6 +752,22 @@ def report_lines(s: Settings, machine: dict[str, Any], results: dict[str, Any]) 
             f"NOISY (round medians differ by more than {NOISY}x; rerun on an idle machine or "
             "with --threads 1): " + "; ".join(noisy)
         )
+    pairs = results.get("tensorkit", {}).get("prof_off_pairs")
+    if pairs:
+        lines.append(
+            f"6a: {len(pairs)} child pairs (ABBA order), chain fwd+bwd us/op with the profiler "
+            "used before / never imported: "
+            + ", ".join(f"{used:.2f}/{never:.2f}" for used, never in pairs)
+        )
+    lines.append(
+        "6a-6f in process CPU time (single-threaded host work; unaffected by other jobs); "
+        f"6b-6f: chain fwd+bwd inside the profiler (one profile per {s.profiler_repeats} chains, "
+        f"records accumulating) over the same chain just before outside it; median of "
+        f"{s.profiler_rounds} such pairs per child; torch: torch.profiler.profile(activities="
+        "[CPU]) with the same options (record_memory is its profile_memory); 6f: tensorkit "
+        "with an op observer that does nothing (the path any profiler, Tape or anomaly check "
+        "takes)"
+    )
     lines.append(
         f"timing: medians; chain {s.chain_repeats} repeats of {CHAIN_OPS} ops on ({CHAIN_LEN},) "
         f"float32; MLP {s.mlp_steps} steps; import {s.import_runs} fresh interpreters; "
@@ -632,7 +819,10 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--seed", type=int, default=SEED, help="seed for all input arrays")
     parser.add_argument("--child", choices=LIBRARIES, help=argparse.SUPPRESS)
     parser.add_argument(
-        "--task", choices=("bench", "memory"), default="bench", help=argparse.SUPPRESS
+        "--task",
+        choices=("bench", "memory", "profiler-off-used", "profiler-off-never"),
+        default="bench",
+        help=argparse.SUPPRESS,
     )
     args = parser.parse_args(argv)
     if args.child:

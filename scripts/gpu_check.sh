@@ -1,17 +1,47 @@
 #!/usr/bin/env bash
 # Run on a machine with an NVIDIA GPU, from the repository root, with the source tree on the
-# path (nothing is installed): the CUDA-marked tests, then the op suite on device "cuda".
-# Prints pass counts per part; must finish in under 5 minutes.
+# path (nothing is installed): the CUDA-marked tests (tk.cuda, the profiler's CUDA events,
+# ...), the profiler and CuPy coverage tests, the op suite on device "cuda", then the GPU
+# benchmark against PyTorch (bench/bench_gpu.py). Each part has a time cap; the whole run stays
+# under 5 minutes. Ends with the markdown to paste into docs/benchmarks.md.
 set -uo pipefail
 cd "$(dirname "$0")/.."
 export PYTHONPATH=.${PYTHONPATH:+:$PYTHONPATH}
 date -u
-nvidia-smi --query-gpu=name,memory.total,driver_version --format=csv,noheader || true
+gpu=$(nvidia-smi --query-gpu=name,memory.total,driver_version --format=csv,noheader | head -1)
+echo "${gpu:-nvidia-smi found no GPU}"
 python3 -c "import tensorkit as tk, numpy, cupy; print('tensorkit', tk.__version__, 'numpy', numpy.__version__, 'cupy', cupy.__version__, 'cuda available', tk.cuda.is_available())"
 status=0
-echo "== CUDA-marked tests"
-timeout 120 python3 -m pytest -q -p no:cacheprovider -m cuda tests || status=1
-echo "== op suite on cuda"
-TENSORKIT_TEST_DEVICE=cuda timeout 150 python3 -m pytest -q -p no:cacheprovider -x \
-  tests/test_ops.py tests/test_linalg.py tests/test_einsum.py || status=1
+summaries=()
+
+# run LABEL SECONDS COMMAND...: run a pytest command under a time cap, keep its summary line
+run() {
+  local label=$1 cap=$2
+  shift 2
+  echo "== $label"
+  timeout "$cap" "$@" 2>&1 | tee /tmp/gpu_check_part.txt
+  local rc=${PIPESTATUS[0]}
+  local summary
+  summary=$(grep -E "(passed|failed|error|skipped)" /tmp/gpu_check_part.txt | tail -1 | tr -d '=')
+  [ "$rc" = 124 ] && summary="timed out after ${cap}s; ${summary}"
+  summaries+=("$label: ${summary:-no summary (rc $rc)}")
+  [ "$rc" = 0 ] || status=1
+}
+
+run "CUDA-marked tests" 50 python3 -m pytest -q -p no:cacheprovider -m cuda tests
+run "stand-in, profiler and CuPy coverage" 40 python3 -m pytest -q -p no:cacheprovider \
+  tests/test_cuda_api.py tests/test_profiler.py tests/test_profiler_cuda.py \
+  tests/test_cupy_coverage.py
+run "op suite on cuda" 110 env TENSORKIT_TEST_DEVICE=cuda python3 -m pytest -q -p no:cacheprovider \
+  -x tests/test_ops.py tests/test_linalg.py tests/test_einsum.py
+
+echo "== GPU benchmark (bench/bench_gpu.py)"
+timeout 90 python3 bench/bench_gpu.py --markdown | tee /tmp/gpu_check_bench.txt
+bench_rc=${PIPESTATUS[0]}
+[ "$bench_rc" = 0 ] || status=1
+
+echo
+echo "== for docs/benchmarks.md (GPU check table row, then the benchmark above)"
+joined=$(printf '%s; ' "${summaries[@]}")
+echo "| $(date -u +%F) | ${gpu:-?} | ${joined}bench_gpu.py exit ${bench_rc} |"
 exit $status

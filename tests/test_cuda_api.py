@@ -1,240 +1,27 @@
 """``tk.cuda``: devices, streams, events and the memory-pool view.
 
-Most tests run against ``StandInCupy``, a test-only stand-in for the few CuPy calls tk.cuda
-makes (runtime, Stream, Event, the default memory pool and MemoryHook), injected as
-``sys.modules["cupy"]``. It checks tk.cuda's own logic (peaks, stats keys, the summary table,
-snapshots, context managers, errors) but none of CuPy's or the GPU's behaviour: the tests
-marked ``cuda`` do that with the real CuPy on a GPU (scripts/gpu_check.sh).
+Most tests run against ``StandInCupy`` (tests/cuda_standin.py), a test-only stand-in for the
+few CuPy calls tk.cuda makes (runtime, Stream, Event, the default memory pool and MemoryHook),
+injected as ``sys.modules["cupy"]``. It checks tk.cuda's own logic (peaks, stats keys, the
+summary table, snapshots, context managers, errors) but none of CuPy's or the GPU's
+behaviour: the tests marked ``cuda`` do that with the real CuPy on a GPU (scripts/gpu_check.sh).
 """
 
 from __future__ import annotations
 
-import collections
 import sys
-import time
-import types
 from typing import Any
 
 import pytest
+from cuda_standin import StandInCupy, StandInPool, install
 
 import tensorkit as tk
 from tensorkit import _state
 
 
-# ------------------------------------------------------------------ the CuPy stand-in
-class StandInRuntime:
-    """``cupy.cuda.runtime``: devices, the current one, synchronize, properties."""
-
-    def __init__(self, count: int) -> None:
-        self.count = count
-        self.current = 0
-        self.synchronized: list[int] = []
-
-    def getDeviceCount(self) -> int:
-        return self.count
-
-    def getDevice(self) -> int:
-        return self.current
-
-    def setDevice(self, index: int) -> None:
-        if not 0 <= index < self.count:
-            raise ValueError(f"invalid device ordinal {index}")
-        self.current = index
-
-    def deviceSynchronize(self) -> None:
-        self.synchronized.append(self.current)
-
-    def getDeviceProperties(self, index: int) -> dict[str, Any]:
-        return {
-            "name": f"Stand-in GPU {index}".encode(),
-            "totalGlobalMem": 80 << 30,
-            "major": 9,
-            "minor": 0,
-            "multiProcessorCount": 132,
-        }
-
-
-class StandInEvent:
-    """``cupy.cuda.Event``: record stamps ``time.perf_counter()``."""
-
-    def __init__(self, block: bool = False, disable_timing: bool = False) -> None:
-        self.disable_timing = disable_timing
-        self.stamp: float | None = None
-        self.stream: StandInStream | None = None
-        self.synchronized = 0
-
-    def record(self, stream: StandInStream | None = None) -> None:
-        self.stamp = time.perf_counter()
-        self.stream = stream
-
-    def synchronize(self) -> None:
-        self.synchronized += 1
-
-    @property
-    def done(self) -> bool:
-        return self.stamp is not None
-
-
-class StandInStream:
-    """``cupy.cuda.Stream``; ``use()`` makes it the module's current stream."""
-
-    module: StandInCupy
-    null: StandInStream
-
-    def __init__(self, null: bool = False, non_blocking: bool = False, priority: Any = None):
-        self.ptr = 0 if null else id(self)
-        self.device = type(self).module.cuda.runtime.current
-        self.waited: list[StandInEvent] = []
-        self.synchronized = 0
-
-    def use(self) -> StandInStream:  # current on the current device, as in CuPy
-        module = type(self).module
-        module.streams[module.cuda.runtime.current] = self
-        return self
-
-    def synchronize(self) -> None:
-        self.synchronized += 1
-
-    @property
-    def done(self) -> bool:
-        return True
-
-    def wait_event(self, event: StandInEvent) -> None:
-        self.waited.append(event)
-
-    def record(self, event: StandInEvent | None = None) -> StandInEvent:
-        event = StandInEvent() if event is None else event
-        event.record(self)
-        return event
-
-
-class StandInMemoryHook:
-    """``cupy.cuda.MemoryHook``: registered per name while entered; callbacks do nothing."""
-
-    name = "MemoryHook"
-    registry: collections.OrderedDict
-
-    def __enter__(self) -> StandInMemoryHook:
-        if self.name in self.registry:
-            raise KeyError(f"memory hook {self.name} already exists")
-        self.registry[self.name] = self
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        del self.registry[self.name]
-
-    def alloc_preprocess(self, **kwargs: Any) -> None: ...
-    def alloc_postprocess(self, **kwargs: Any) -> None: ...
-    def malloc_preprocess(self, **kwargs: Any) -> None: ...
-    def malloc_postprocess(self, **kwargs: Any) -> None: ...
-    def free_preprocess(self, **kwargs: Any) -> None: ...
-    def free_postprocess(self, **kwargs: Any) -> None: ...
-
-
-class StandInPool:
-    """``cupy.get_default_memory_pool()``: 512-byte rounding, a free-block cache per device,
-    the hook calls in CuPy's order, and an optional out-of-memory on the next device alloc."""
-
-    def __init__(self, module: StandInCupy) -> None:
-        self.module = module
-        self.used: dict[int, dict[int, int]] = collections.defaultdict(dict)  # dev: ptr->size
-        self.cached: dict[int, list[int]] = collections.defaultdict(list)  # dev: sizes
-        self.next_ptr = 0x1000
-        self.fail_next = False
-
-    def _hooks(self, name: str, **kwargs: Any) -> None:
-        for hook in list(self.module.cuda.memory_hook.registry.values()):
-            getattr(hook, name)(**kwargs)
-
-    def malloc(self, size: int) -> int:
-        dev = self.module.cuda.runtime.current
-        rounded = -(-size // 512) * 512
-        self._hooks("malloc_preprocess", device_id=dev, size=size, mem_size=rounded)
-        if rounded in self.cached[dev]:
-            self.cached[dev].remove(rounded)
-        else:
-            for _ in range(2):  # CuPy retries once after freeing its cache
-                self._hooks("alloc_preprocess", device_id=dev, mem_size=rounded)
-                ptr = 0 if self.fail_next else self.next_ptr
-                self._hooks("alloc_postprocess", device_id=dev, mem_size=rounded, mem_ptr=ptr)
-                if ptr:
-                    break
-                self.cached[dev].clear()
-            if not ptr:
-                self.fail_next = False
-                self._hooks(
-                    "malloc_postprocess", device_id=dev, size=size, mem_size=rounded, mem_ptr=0
-                )
-                raise MemoryError(f"Out of memory allocating {size} bytes")
-        ptr = self.next_ptr
-        self.next_ptr += rounded
-        self.used[dev][ptr] = rounded
-        self._hooks("malloc_postprocess", device_id=dev, size=size, mem_size=rounded, mem_ptr=ptr)
-        return ptr
-
-    def free(self, ptr: int) -> None:
-        dev = self.module.cuda.runtime.current
-        size = self.used[dev][ptr]
-        self._hooks("free_preprocess", device_id=dev, mem_size=size, mem_ptr=ptr)
-        del self.used[dev][ptr]
-        self.cached[dev].append(size)
-        self._hooks("free_postprocess", device_id=dev, mem_size=size, mem_ptr=ptr)
-
-    def used_bytes(self) -> int:
-        return sum(self.used[self.module.cuda.runtime.current].values())
-
-    def total_bytes(self) -> int:
-        return self.used_bytes() + sum(self.cached[self.module.cuda.runtime.current])
-
-    def free_all_blocks(self) -> None:
-        self.cached[self.module.cuda.runtime.current].clear()
-
-
-def _looks_like_cupy(cls: type) -> type:
-    """Rebind ``cls``'s methods to globals named ``cupy...``, so their frames read as CuPy's
-    (real CuPy's pool is compiled and shows no frames; tk.cuda skips cupy frames for call
-    sites)."""
-    namespace = {**globals(), "__name__": "cupy._stand_in"}
-    for name, value in list(vars(cls).items()):
-        if isinstance(value, types.FunctionType):
-            setattr(cls, name, types.FunctionType(value.__code__, namespace, name))
-    return cls
-
-
-_looks_like_cupy(StandInPool)
-
-
-class StandInCupy(types.ModuleType):
-    """The ``cupy`` module as tk.cuda sees it; nothing here touches a GPU."""
-
-    def __init__(self, count: int = 1) -> None:
-        super().__init__("cupy")
-        runtime = StandInRuntime(count)
-        registry: collections.OrderedDict = collections.OrderedDict()
-        hook_type = type("MemoryHook", (StandInMemoryHook,), {"registry": registry})
-        stream_type = type("Stream", (StandInStream,), {"module": self})
-        self.cuda = types.SimpleNamespace(
-            runtime=runtime,
-            Stream=stream_type,
-            Event=StandInEvent,
-            MemoryHook=hook_type,
-            memory_hook=types.SimpleNamespace(registry=registry, get_memory_hooks=lambda: registry),
-            get_current_stream=lambda: self.streams.get(runtime.current, stream_type.null),
-            get_elapsed_time=lambda start, end: (end.stamp - start.stamp) * 1000.0,
-        )
-        stream_type.null = stream_type(null=True)
-        self.streams: dict[int, StandInStream] = {}
-        self.pool = StandInPool(self)
-
-    def get_default_memory_pool(self) -> StandInPool:
-        return self.pool
-
-
 @pytest.fixture
 def standin(monkeypatch: pytest.MonkeyPatch) -> StandInCupy:
-    fake = StandInCupy(count=2)
-    monkeypatch.setitem(sys.modules, "cupy", fake)
-    yield fake
+    yield install(monkeypatch, count=2)
     recorder = tk.cuda.memory._recorder
     if recorder in _state.observers:  # a failed history test must not leave it observing
         _state.remove_observer(recorder)
@@ -385,14 +172,16 @@ def test_stream_methods(standin: StandInCupy) -> None:
 
 
 def test_event_timing_and_synchronization(standin: StandInCupy) -> None:
+    standin.gpu_clock_steps([5.0, 25.5, 30.0])  # the fake GPU clock at each record, in ms
     start, end = tk.cuda.Event(enable_timing=True), tk.cuda.Event(enable_timing=True)
     assert start.query() is False
     start.record()
-    time.sleep(0.02)
     end.record()
+    with pytest.raises(RuntimeError, match="cudaErrorNotReady"):
+        start.elapsed_time(end)  # the end event has not completed
     end.synchronize()
     assert end.query() is True and end._event.synchronized == 1
-    assert 15.0 <= start.elapsed_time(end) < 2000.0
+    assert start.elapsed_time(end) == 20.5
     assert start._event.stream is tk.cuda.current_stream()._stream
     plain = tk.cuda.Event()
     plain.record()

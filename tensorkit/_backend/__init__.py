@@ -13,7 +13,15 @@ from typing import Any, ClassVar
 
 import numpy as np
 
-__all__ = ["device", "cpu", "as_device", "device_of_array", "cuda_available", "cupy_module"]
+__all__ = [
+    "as_device",
+    "cpu",
+    "cuda_available",
+    "cuda_in_use",
+    "cupy_module",
+    "device",
+    "device_of_array",
+]
 
 _DEVICE_PATTERN = re.compile(r"^(cpu|cuda)(?::(\d+))?$")
 
@@ -21,10 +29,11 @@ _DEVICE_PATTERN = re.compile(r"^(cpu|cuda)(?::(\d+))?$")
 class device:  # noqa: N801 - the name PyTorch users know
     """Where a tensor lives: ``device("cpu")``, ``device("cuda")`` or ``device("cuda", 1)``.
 
-    Devices are interned, so ``a.device is b.device`` is a valid (and fast) comparison.
+    Devices are interned, so ``a.device is b.device`` is a valid (and fast) comparison;
+    ``_name`` is ``str(device)``, kept for code that needs it on every op (the profiler).
     """
 
-    __slots__ = ("array_type", "index", "type", "xp")
+    __slots__ = ("_name", "array_type", "index", "type", "xp")
     _interned: ClassVar[dict[tuple[str, int | None], device]] = {}
 
     def __new__(cls, type_or_spec: str | device, index: int | None = None) -> device:
@@ -56,6 +65,7 @@ class device:  # noqa: N801 - the name PyTorch users know
             interned = object.__new__(cls)
             interned.type = kind
             interned.index = index
+            interned._name = kind if index is None else f"{kind}:{index}"
             # The array module: numpy, or cupy (imported when a CUDA device is first named).
             interned.xp = np if kind == "cpu" else cupy_module()
             interned.array_type = interned.xp.ndarray
@@ -134,6 +144,11 @@ def cuda_available() -> bool:
         return cupy.cuda.runtime.getDeviceCount() > 0
     except Exception:  # ImportError, CUDARuntimeError, missing driver libraries, ...
         return False
+
+
+def cuda_in_use() -> bool:
+    """True once a CUDA device has been named in this process (CuPy is imported by then)."""
+    return any(kind == "cuda" for kind, _ in device._interned)
 
 
 def device_of_array(array: Any) -> device:

@@ -1,6 +1,8 @@
-"""``tk.profiler``: per-op host time, shapes, call sites, module paths and memory.
+"""``tk.profiler``: per-op host time, GPU time, shapes, call sites, module paths and memory.
 
-On the CPU every time is host wall time (``time.perf_counter_ns``); each report says so.
+Host times are wall time (``time.perf_counter_ns``); ops on a CUDA device also get GPU time
+from CUDA events, read after the run (``cuda_timing="events"``) or with a synchronize around
+each op (``"synchronized"``). Every report states the mode.
 """
 
 from .events import TIMING_MODE

@@ -4,11 +4,18 @@ from __future__ import annotations
 
 from typing import Any
 
+from .stack import format_site
+
 TIMING_MODE = "host wall time (time.perf_counter_ns around each op's forward computation)"
 
 
 class OpRecord:
-    """One observed op. Times are nanoseconds; memory fields stay None unless recorded."""
+    """One observed op. Times are nanoseconds; memory fields stay None unless recorded.
+
+    ``gpu_time_ns`` is the op's GPU time from CUDA events and ``gpu_start_ns`` its GPU start
+    on the host clock (see ``profiler.gpu``); both are None for ops that did not run on a
+    CUDA device.
+    """
 
     __slots__ = (
         "alloc_bytes",
@@ -17,6 +24,8 @@ class OpRecord:
         "end_ns",
         "forward_index",
         "free_bytes",
+        "gpu_start_ns",
+        "gpu_time_ns",
         "index",
         "input_dtypes",
         "input_shapes",
@@ -52,6 +61,8 @@ class OpRecord:
         self.module_path = module_path
         self.forward_index = forward_index
         self.scopes = scopes
+        self.gpu_start_ns: int | None = None
+        self.gpu_time_ns: int | None = None
         self.input_shapes: list | None = None
         self.input_dtypes: list | None = None
         self.output_shapes: list | None = None
@@ -98,22 +109,36 @@ class RangeRecord:
         }
 
 
-def make_record(index: int, raw: tuple) -> OpRecord:
-    """An ``OpRecord`` from the tuple the profiler stores while recording."""
-    name, phase, start_ns, end_ns, device, module_path, forward, scopes, extra = raw
-    device_name = "cpu" if device is None else str(device)
-    record = OpRecord(
-        index, name, phase, start_ns, end_ns, device_name, module_path, forward, scopes
-    )
+CORE_FIELDS = 8  # per op: name, phase, start, end, device, module path, forward index, scopes
+EXTRA_FIELDS = 6  # per op, with any option: shapes, call site, alloc, freed, live, peak bytes
+
+
+def make_record(
+    index: int, core: list, extra: list | None, gpu: tuple[int, int] | None
+) -> OpRecord:
+    """An ``OpRecord`` from the profiler's flat lists (op ``index`` holds ``CORE_FIELDS``
+    values in ``core`` and, when options were on, ``EXTRA_FIELDS`` in ``extra``) and, for a
+    CUDA op, its (GPU start, GPU time) in ns."""
+    at = index * CORE_FIELDS
+    record = OpRecord(index, *core[at : at + CORE_FIELDS])
+    if gpu is not None:
+        record.gpu_start_ns, record.gpu_time_ns = gpu
     if extra is None:
         return record
-    shapes, record.call_site, measured = extra
+    at = index * EXTRA_FIELDS
+    shapes, site, alloc, freed, live, peak = extra[at : at + EXTRA_FIELDS]
+    record.call_site = format_site(site)
     if shapes is not None:
         inputs, outputs = shapes
         record.input_shapes = [None if x is None else list(x[0]) for x in inputs]
         record.input_dtypes = [None if x is None else str(x[1]) for x in inputs]
         record.output_shapes = [list(x[0]) for x in outputs]
         record.output_dtypes = [str(x[1]) for x in outputs]
-    if measured is not None:
-        record.alloc_bytes, record.free_bytes, record.live_bytes, record.peak_bytes = measured
+    if alloc is not None:
+        record.alloc_bytes, record.free_bytes, record.live_bytes, record.peak_bytes = (
+            alloc,
+            freed,
+            live,
+            peak,
+        )
     return record

@@ -14,18 +14,34 @@ from .. import memory
 from ..tensor import Tensor
 
 
+def live_bytes(device: str) -> int:
+    """Counted bytes alive now on ``device`` (``memory.memory_allocated``, read directly for
+    the CPU: this runs after every op)."""
+    if device != "cpu":
+        return memory.memory_allocated(device)
+    counters = memory._counters.get(device)
+    return 0 if counters is None else counters.current
+
+
 def count_outputs(inputs: tuple, outputs: tuple, device: str) -> int:
     """Count the new buffers behind ``outputs`` (not an input's); returns their bytes."""
     allocated = 0
-    exclude = None
     for out in outputs:
         if type(out) is not Tensor:
             continue
-        buffer = memory.buffer_of(out._data)
-        if id(buffer) in memory._live:
+        data = out._data
+        buffer = data if data.base is None else memory.buffer_of(data)
+        if id(buffer) in memory._live or _is_input_buffer(buffer, inputs):
             continue
-        if exclude is None:
-            exclude = {id(memory.buffer_of(x._data)) for x in inputs if isinstance(x, Tensor)}
-        if id(buffer) not in exclude:
-            allocated += memory.track(buffer, device)
+        allocated += memory.track(buffer, device)
     return allocated
+
+
+def _is_input_buffer(buffer: object, inputs: tuple) -> bool:
+    """Whether ``buffer`` holds the memory of one of the tensors in ``inputs``."""
+    for x in inputs:
+        if isinstance(x, Tensor):
+            data = x._data
+            if buffer is data or (data.base is not None and buffer is memory.buffer_of(data)):
+                return True
+    return False

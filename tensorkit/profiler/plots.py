@@ -5,8 +5,6 @@ from __future__ import annotations
 
 from typing import Any
 
-from .events import TIMING_MODE
-
 PHASES = ("forward", "backward", "optimizer")
 COLORS = {"forward": "tab:blue", "backward": "tab:orange", "optimizer": "tab:green"}
 
@@ -20,8 +18,13 @@ def _figure(rows: int) -> Any:
     return fig
 
 
-def _stacked_bars(totals: dict[str, dict[str, int]], title: str) -> Any:
-    """One horizontal bar per key (largest on top), stacked by phase; times in ms."""
+def _title(ax: Any, title: str, prof: Any) -> None:
+    """``title`` with the profile's CUDA timing mode under it."""
+    ax.set_title(f"{title}\nhost wall time; cuda_timing={prof.cuda_timing!r}", fontsize=10)
+
+
+def _stacked_bars(totals: dict[str, dict[str, int]], title: str, prof: Any) -> Any:
+    """One horizontal bar per key (largest on top), stacked by phase; host times in ms."""
     names = sorted(totals, key=lambda n: sum(totals[n].values()))
     fig = _figure(len(names))
     ax = fig.add_subplot()
@@ -31,8 +34,8 @@ def _stacked_bars(totals: dict[str, dict[str, int]], title: str) -> Any:
         if any(widths):
             ax.barh(names, widths, left=left, color=COLORS[phase], label=phase)
             left = [a + b for a, b in zip(left, widths, strict=True)]
-    ax.set_xlabel(f"total time (ms), {TIMING_MODE.split(' (')[0]}")
-    ax.set_title(title)
+    ax.set_xlabel("total time (ms), host wall time")
+    _title(ax, title, prof)
     ax.legend(loc="lower right")
     return fig
 
@@ -43,7 +46,7 @@ def plot_op_times(prof: Any, top: int = 15) -> Any:
         by_phase = totals.setdefault(r.name, {})
         by_phase[r.phase] = by_phase.get(r.phase, 0) + r.duration_ns
     kept = sorted(totals, key=lambda n: sum(totals[n].values()), reverse=True)[:top]
-    return _stacked_bars({n: totals[n] for n in kept}, f"Top {len(kept)} ops by total time")
+    return _stacked_bars({n: totals[n] for n in kept}, f"Top {len(kept)} ops by total time", prof)
 
 
 def plot_module_times(prof: Any) -> Any:
@@ -55,7 +58,7 @@ def plot_module_times(prof: Any) -> Any:
             module = records[r.forward_index].module_path
         by_phase = totals.setdefault(module or "(no module)", {})
         by_phase[r.phase] = by_phase.get(r.phase, 0) + r.duration_ns
-    return _stacked_bars(totals, "Time per module")
+    return _stacked_bars(totals, "Time per module", prof)
 
 
 def plot_memory_timeline(prof: Any) -> Any:
@@ -81,6 +84,6 @@ def plot_memory_timeline(prof: Any) -> Any:
     ax.margins(y=0.15)
     ax.set_xlabel("op index")
     ax.set_ylabel("allocated bytes (tensorkit.memory accounting)")
-    ax.set_title("Memory timeline")
+    _title(ax, "Memory timeline", prof)
     ax.legend(loc="upper left")
     return fig

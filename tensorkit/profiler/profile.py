@@ -1,20 +1,23 @@
 """``profile``: an op observer that records every op, forward and backward, while active.
 
 Inactive, it costs nothing: it is a registered observer only inside its ``with`` block.
+While active, the per-op work is kept small: a few values appended to flat lists, turned
+into ``OpRecord`` objects (and CUDA event pairs into GPU times) only when records are read.
 """
 
 from __future__ import annotations
 
 import contextlib
 import time
-import weakref
 from typing import Any
 
 from .. import _state, memory
-from .._callsite import user_call_site
+from .._backend import cpu, cuda_in_use, cupy_module
 from ..tensor import Tensor
 from . import memory as op_memory
-from .events import TIMING_MODE, OpRecord, RangeRecord, make_record
+from .events import CORE_FIELDS, OpRecord, RangeRecord, make_record
+from .gpu import GpuTimer, check_mode, timing_text
+from .stack import call_site
 
 __all__ = ["profile", "record_function"]
 
@@ -50,37 +53,58 @@ class profile:  # noqa: N801 (PyTorch's name)
 
     Records name, phase, host wall time, device, module path and, for backward ops, the
     index of the forward op whose gradient rule ran them; shapes/dtypes, call sites and
-    memory (see ``tensorkit.memory``) on request. Read with ``events()``, ``key_averages()``,
-    ``export_chrome_trace()`` and the ``plot_*`` methods.
+    memory (see ``tensorkit.memory``) on request; for ops on a CUDA device, GPU time from
+    CUDA events, taken as ``cuda_timing`` says ("events" or "synchronized", see
+    ``profiler.gpu``). Read with ``events()``, ``key_averages()``, ``export_chrome_trace()``
+    and the ``plot_*`` methods; each states the timing mode (``timing_mode``).
     """
 
-    timing_mode = TIMING_MODE
-
     def __init__(
-        self, *, record_shapes: bool = False, record_memory: bool = False, with_stack: bool = False
+        self,
+        *,
+        record_shapes: bool = False,
+        record_memory: bool = False,
+        with_stack: bool = False,
+        cuda_timing: str = "events",
     ) -> None:
         self.record_shapes = record_shapes
         self.record_memory = record_memory
         self.with_stack = with_stack
-        self._raw: list[tuple] = []
+        self.cuda_timing = check_mode(cuda_timing)
+        self._core: list = []  # CORE_FIELDS values per op (see events.make_record)
+        self._extra: list | None = [] if record_shapes or record_memory or with_stack else None
+        self._tuples: dict[tuple, tuple] = {}  # shapes, call sites, scopes: each kept once
         self._records: list[OpRecord] = []
         self._ranges: list[RangeRecord] = []
-        self._index_of_node: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
+        self._index_of_node: dict[int, int] = {}  # a forward node's seq -> its op's index
+        self._gpu: GpuTimer | None = None
         self._freed_seen = 0
-        self._device_names: dict[Any, str] = {}
         self._peak = 0
         self._running = False
         self.start_ns = 0
         self.end_ns = 0
+
+    @property
+    def timing_mode(self) -> str:
+        """How times were taken: host wall time, and the CUDA timing mode."""
+        return timing_text(self.cuda_timing)
 
     # ------------------------------------------------------------------ recording
     def __enter__(self) -> profile:
         if self._running:
             raise RuntimeError("this profile is already running; use a new one to nest")
         self._running = True
-        self._raw.clear()
+        self._core.clear()
+        if self._extra is not None:
+            self._extra.clear()
+        self._tuples.clear()
         self._records.clear()
         self._ranges.clear()
+        self._index_of_node.clear()
+        self._gpu = None
+        self.__dict__.pop("op_started", None)
+        if cuda_in_use():
+            self._time_gpu()
         self._freed_seen = memory.freed_total
         self._peak = memory.memory_allocated()
         self.start_ns = time.perf_counter_ns()
@@ -94,82 +118,132 @@ class profile:  # noqa: N801 (PyTorch's name)
         self.end_ns = time.perf_counter_ns()
         self._running = False
 
+    def _time_gpu(self) -> None:
+        """From now on, record CUDA events around ops on a CUDA device."""
+        self._gpu = GpuTimer(self.cuda_timing, cupy_module())
+        self.op_started = self._cuda_op_started  # type: ignore[method-assign]
+
     def op_started(self, event: Any) -> None:
-        return None
+        return None  # until a CUDA device is in use: see _time_gpu
+
+    def _cuda_op_started(self, event: Any) -> None:
+        dev = None
+        for x in event.inputs:
+            if isinstance(x, Tensor):
+                dev = x._device
+                break
+        if getattr(event.op, "moves_device", False):
+            dev = event.attrs["device"] if dev is None or dev.type != "cuda" else dev
+        if dev is not None and dev.type == "cuda":
+            self._gpu.start()  # type: ignore[union-attr]
+        else:  # a CPU op (an op that raised after its start event must not time this one)
+            self._gpu.running = None  # type: ignore[union-attr]
 
     def op_finished(self, event: Any) -> None:
-        raw = self._raw
-        index = len(raw)
+        # Per op, only strs, ints and None are stored, appended to flat lists; tuples that
+        # repeat (shapes, call sites, scopes) are kept once each. So a long profile leaves
+        # the garbage collector nothing new to track, and collections stay cheap.
+        core = self._core
+        index = len(core) // CORE_FIELDS
         phase = event.phase
-        if _scopes and any(s.startswith(OPTIMIZER_PREFIX) for s in _scopes):
-            phase = "optimizer"
+        scopes = ()
+        if _scopes:
+            scopes = self._interned(tuple(_scopes))
+            if any(s.startswith(OPTIMIZER_PREFIX) for s in _scopes):
+                phase = "optimizer"
         node = event.backward_node
-        forward = None if node is None else self._index_of_node.get(node)
+        forward = None if node is None else self._index_of_node.get(node.seq)
         outputs = event.outputs
-        device = outputs[0]._device if outputs and type(outputs[0]) is Tensor else None
-        records = event.records  # the Tape keeps this same dict, so these writes reach it
-        records["time_ns"] = event.end_ns - event.start_ns
-        records["profiler_index"] = index
-        extra = None
-        if self.record_shapes or self.with_stack or self.record_memory:
-            extra = self._extra(event, device)
-            if self.record_memory:
-                records["alloc_bytes"], records["free_bytes"], records["live_bytes"] = extra[2][:3]
-        raw.append(
+        dev = outputs[0]._device if outputs and type(outputs[0]) is Tensor else cpu
+        end_ns = event.end_ns
+        gpu = self._gpu
+        if gpu is None:
+            if dev is not cpu:
+                self._time_gpu()  # a CUDA device was first used inside the profile
+        elif gpu.running is not None:
+            gpu.finish(index)
+            if gpu.mode == "synchronized":
+                end_ns = time.perf_counter_ns()  # the host time covers the GPU work
+        records = event.records  # a Tape observing too keeps this dict: the writes reach it
+        if len(_state.observers) > 1:
+            records["time_ns"] = end_ns - event.start_ns
+            records["profiler_index"] = index
+        core.extend(
             (
                 event.name,
                 phase,
                 event.start_ns,
-                event.end_ns,
-                device,
+                end_ns,
+                dev._name,
                 event.module_path,
                 forward,
-                tuple(_scopes) if _scopes else (),
-                extra,
+                scopes,
             )
         )
+        if self._extra is not None:
+            self._record_extra(event, dev._name, records)
         if event.node is not None:
-            self._index_of_node[event.node] = index
+            self._index_of_node[event.node.seq] = index
 
-    def _extra(self, event: Any, device: Any) -> tuple:
-        """(input and output tensors' shapes/dtypes, call site, memory) as requested."""
-        shapes = None
+    def _interned(self, value: tuple) -> tuple:
+        """The first tuple equal to ``value`` that this profile stored."""
+        kept = self._tuples.get(value)
+        if kept is None:
+            kept = self._tuples[value] = value
+        return kept
+
+    def _record_extra(self, event: Any, device: str, records: dict) -> None:
+        """Shapes/dtypes, call site and memory, as requested (None where not)."""
+        shapes = site = None
         if self.record_shapes:
-            shapes = (
-                [
-                    (x._data.shape, x._data.dtype) if isinstance(x, Tensor) else None
-                    for x in event.inputs
-                ],
-                [(x._data.shape, x._data.dtype) for x in event.outputs if isinstance(x, Tensor)],
-            )
-        call_site = user_call_site() if self.with_stack else None
-        measured = None
-        if self.record_memory:
-            name = self._device_names.get(device)
-            if name is None:
-                name = self._device_names[device] = "cpu" if device is None else str(device)
-            allocated = op_memory.count_outputs(event.inputs, event.outputs, name)
-            freed = memory.freed_total
-            live = memory.memory_allocated(name)
-            measured = (allocated, freed - self._freed_seen, live)
-            self._freed_seen = freed
-            if live > self._peak:
-                self._peak = live
-            measured = (*measured, self._peak)
-        return shapes, call_site, measured
+            inputs = []
+            for x in event.inputs:
+                if isinstance(x, Tensor):
+                    data = x._data
+                    inputs.append((data.shape, data.dtype))
+                else:
+                    inputs.append(None)
+            outputs = [(y._data.shape, y._data.dtype) for y in event.outputs if type(y) is Tensor]
+            shapes = self._interned((tuple(inputs), tuple(outputs)))
+        if self.with_stack:
+            site = call_site(3)  # from the caller of op_finished
+            if site is not None:
+                site = self._interned(site)
+        if not self.record_memory:
+            self._extra.extend((shapes, site, None, None, None, None))
+            return
+        allocated = op_memory.count_outputs(event.inputs, event.outputs, device)
+        freed = memory.freed_total
+        live = op_memory.live_bytes(device)
+        released = freed - self._freed_seen
+        self._freed_seen = freed
+        if live > self._peak:
+            self._peak = live
+        self._extra.extend((shapes, site, allocated, released, live, self._peak))
+        if len(_state.observers) > 1:
+            records["alloc_bytes"] = allocated
+            records["free_bytes"] = released
+            records["live_bytes"] = live
 
     @property
     def records(self) -> list[OpRecord]:
-        """The ops recorded so far, as ``OpRecord`` objects (built on first read)."""
+        """The ops recorded so far, as ``OpRecord`` objects (built on first read; CUDA event
+        times are read then, after one synchronize per device)."""
         built = self._records
-        for index in range(len(built), len(self._raw)):
-            built.append(make_record(index, self._raw[index]))
+        count = len(self._core) // CORE_FIELDS
+        if len(built) == count:
+            return built
+        gpu = {} if self._gpu is None else self._gpu.resolve()
+        for index in range(len(built), count):
+            built.append(make_record(index, self._core, self._extra, gpu.get(index)))
         return built
 
     # -------------------------------------------------------------------- reading
     def events(self) -> list[dict]:
-        """One JSON-serializable dict per op, in the order they ran."""
-        return [r.to_dict() for r in self.records]
+        """One JSON-serializable dict per op, in the order they ran; each names the profile's
+        ``cuda_timing`` mode."""
+        mode = self.cuda_timing
+        return [{**r.to_dict(), "cuda_timing": mode} for r in self.records]
 
     def ranges(self) -> list[dict]:
         """One dict per ``record_function`` range, in the order they closed."""

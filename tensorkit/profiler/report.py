@@ -6,12 +6,15 @@ import bisect
 from dataclasses import dataclass, field
 from typing import Any
 
-from .events import TIMING_MODE
-
 SORT_KEYS = (
     "cpu_time_total",
     "self_cpu_time_total",
     "cpu_time",
+    "device_time_total",
+    "self_device_time_total",
+    "device_time",
+    "cuda_time_total",
+    "self_cuda_time_total",
     "count",
     "cpu_memory_usage",
     "self_cpu_memory_usage",
@@ -25,7 +28,9 @@ class EventAverage:
     ``cpu_memory_usage`` is bytes allocated; ``self_cpu_memory_usage`` subtracts the bytes
     released since the previous op (as PyTorch counts frees negatively). An op's self time
     equals its total (ops are recorded flat); a ``record_function`` range's self time is its
-    duration minus that of the ops inside it.
+    duration minus that of the ops inside it. ``device_time_total`` sums the GPU time of the
+    group's ops that ran on a CUDA device (CUDA events; ``cuda_time_total`` is its older
+    PyTorch name); ranges have no GPU time of their own.
     """
 
     name: str
@@ -33,6 +38,7 @@ class EventAverage:
     count: int = 0
     cpu_time_total: int = 0
     self_cpu_time_total: int = 0
+    device_time_total: int = 0
     cpu_memory_usage: int = 0
     self_cpu_memory_usage: int = 0
     input_shapes: str = ""
@@ -43,6 +49,24 @@ class EventAverage:
         """Mean host time per call, in nanoseconds."""
         return self.cpu_time_total / self.count if self.count else 0.0
 
+    @property
+    def self_device_time_total(self) -> int:
+        """GPU time of the group's own ops (ops are recorded flat: all of it)."""
+        return self.device_time_total
+
+    @property
+    def device_time(self) -> float:
+        """Mean GPU time per call, in nanoseconds."""
+        return self.device_time_total / self.count if self.count else 0.0
+
+    @property
+    def cuda_time_total(self) -> int:
+        return self.device_time_total
+
+    @property
+    def self_cuda_time_total(self) -> int:
+        return self.device_time_total
+
     def to_dict(self) -> dict[str, Any]:
         return {
             "name": self.name,
@@ -51,6 +75,8 @@ class EventAverage:
             "cpu_time_total": self.cpu_time_total,
             "cpu_time": self.cpu_time,
             "self_cpu_time_total": self.self_cpu_time_total,
+            "device_time_total": self.device_time_total,
+            "device_time": self.device_time,
             "cpu_memory_usage": self.cpu_memory_usage,
             "self_cpu_memory_usage": self.self_cpu_memory_usage,
             "input_shapes": self.input_shapes,
@@ -60,11 +86,19 @@ class EventAverage:
 class KeyAverages(list):
     """A list of ``EventAverage`` rows that knows how to print itself."""
 
-    def __init__(self, rows: list[EventAverage], with_memory: bool, with_shapes: bool) -> None:
+    def __init__(
+        self,
+        rows: list[EventAverage],
+        with_memory: bool,
+        with_shapes: bool,
+        timing_mode: str,
+        with_gpu: bool = False,
+    ) -> None:
         super().__init__(rows)
         self.with_memory = with_memory
         self.with_shapes = with_shapes
-        self.timing_mode = TIMING_MODE
+        self.timing_mode = timing_mode
+        self.with_gpu = with_gpu
 
     def table(self, sort_by: str = "cpu_time_total", row_limit: int = 100) -> str:
         """A text table like PyTorch's, sorted (descending) by ``sort_by``."""
@@ -73,7 +107,7 @@ class KeyAverages(list):
         rows = sorted(self, key=lambda r: getattr(r, sort_by), reverse=True)
         if row_limit >= 0:
             rows = rows[:row_limit]
-        return format_table(rows, self, self.with_memory, self.with_shapes)
+        return format_table(rows, self)
 
     def __str__(self) -> str:
         return self.table()
@@ -82,6 +116,7 @@ class KeyAverages(list):
 def key_averages(prof: Any, group_by_input_shape: bool = False) -> KeyAverages:
     """Group ``prof``'s op records and ranges by name and phase (and input shapes)."""
     groups: dict[tuple, EventAverage] = {}
+    with_gpu = False
     for r in prof.records:
         shapes = str(r.input_shapes) if group_by_input_shape and r.input_shapes else ""
         key = (r.name, r.phase, shapes)
@@ -93,11 +128,20 @@ def key_averages(prof: Any, group_by_input_shape: bool = False) -> KeyAverages:
         row.cpu_time_total += duration
         row.self_cpu_time_total += duration
         row.indices.append(r.index)
+        if r.gpu_time_ns is not None:
+            row.device_time_total += r.gpu_time_ns
+            with_gpu = True
         if r.alloc_bytes is not None:
             row.cpu_memory_usage += r.alloc_bytes
             row.self_cpu_memory_usage += r.alloc_bytes - r.free_bytes
     _add_ranges(prof, groups)
-    return KeyAverages(list(groups.values()), prof.record_memory, group_by_input_shape)
+    return KeyAverages(
+        list(groups.values()),
+        prof.record_memory,
+        group_by_input_shape,
+        prof.timing_mode,
+        with_gpu,
+    )
 
 
 def _add_ranges(prof: Any, groups: dict[tuple, EventAverage]) -> None:
@@ -136,12 +180,16 @@ def format_bytes(n: int) -> str:
     return f"{n} b"
 
 
-def format_table(
-    rows: list[EventAverage], every: list[EventAverage], with_memory: bool, with_shapes: bool
-) -> str:
+def format_table(rows: list[EventAverage], every: KeyAverages) -> str:
+    """``rows`` as text; percentages are of ``every`` row's total; the footer states the
+    timing mode."""
+    with_memory, with_shapes, with_gpu = every.with_memory, every.with_shapes, every.with_gpu
     total_self = sum(r.self_cpu_time_total for r in every) or 1
+    total_gpu = sum(r.device_time_total for r in every)
     headers = ["Name", "Phase", "Self CPU %", "Self CPU", "CPU total %", "CPU total"]
     headers += ["CPU time avg"]
+    if with_gpu:
+        headers += ["Self CUDA", "Self CUDA %", "CUDA total", "CUDA time avg"]
     if with_memory:
         headers += ["CPU Mem", "Self CPU Mem"]
     headers += ["# of Calls"]
@@ -158,6 +206,13 @@ def format_table(
             format_time(r.cpu_time_total),
             format_time(r.cpu_time),
         ]
+        if with_gpu:
+            cells += [
+                format_time(r.device_time_total),
+                f"{100 * r.device_time_total / (total_gpu or 1):.2f}%",
+                format_time(r.device_time_total),
+                format_time(r.device_time),
+            ]
         if with_memory:
             cells += [format_bytes(r.cpu_memory_usage), format_bytes(r.self_cpu_memory_usage)]
         cells.append(str(r.count))
@@ -174,5 +229,7 @@ def format_table(
 
     out = [rule, line(headers), rule, *(line(c) for c in body), rule]
     out.append(f"Self CPU time total: {format_time(total_self)}")
-    out.append(f"Timing: {TIMING_MODE}")
+    if with_gpu:
+        out.append(f"Self CUDA time total: {format_time(total_gpu)}")
+    out.append(f"Timing: {every.timing_mode}")
     return "\n".join(out) + "\n"

@@ -2,7 +2,10 @@
 
 Ops are complete events (``ph: "X"``) with ``ts``/``dur`` in microseconds: forward (and
 optimizer) ops on thread 1, backward ops on thread 2, ``record_function`` ranges on thread 0
-(ranges nest; ops never overlap). Memory is a counter event (``ph: "C"``) after each op.
+(ranges nest; ops never overlap). Memory is a counter event (``ph: "C"``) after each op. The
+GPU work of CUDA ops (CUDA events) is on a track of its own per device (thread 100 + the
+device index), placed by ``gpu_start_ns``; the op's args carry ``gpu_time_us`` too. The
+timing mode is in ``otherData``.
 """
 
 from __future__ import annotations
@@ -11,10 +14,8 @@ import json
 import os
 from typing import Any
 
-from .events import TIMING_MODE
-
 PID = os.getpid()
-RANGE_TID, FORWARD_TID, BACKWARD_TID = 0, 1, 2
+RANGE_TID, FORWARD_TID, BACKWARD_TID, GPU_TID = 0, 1, 2, 100
 _THREAD_NAMES = {RANGE_TID: "record_function", FORWARD_TID: "forward", BACKWARD_TID: "backward"}
 
 
@@ -29,6 +30,7 @@ def trace_events(prof: Any) -> list[dict]:
         {"ph": "M", "name": "thread_name", "pid": PID, "tid": tid, "args": {"name": name}}
         for tid, name in _THREAD_NAMES.items()
     ]
+    gpu_tids: set[int] = set()
     for rng in sorted(prof._ranges, key=lambda r: (r.start_ns, -r.end_ns)):
         events.append(
             {
@@ -54,6 +56,8 @@ def trace_events(prof: Any) -> list[dict]:
             args["call_site"] = r.call_site
         if r.scopes:
             args["scopes"] = list(r.scopes)
+        if r.gpu_time_ns is not None:
+            args["gpu_time_us"] = r.gpu_time_ns / 1e3
         events.append(
             {
                 "ph": "X",
@@ -66,6 +70,21 @@ def trace_events(prof: Any) -> list[dict]:
                 "args": args,
             }
         )
+        if r.gpu_time_ns is not None:
+            tid = GPU_TID + int(r.device.partition(":")[2] or 0)
+            gpu_tids.add(tid)
+            events.append(
+                {
+                    "ph": "X",
+                    "name": r.name,
+                    "cat": "gpu",
+                    "ts": us(r.gpu_start_ns),
+                    "dur": r.gpu_time_ns / 1e3,
+                    "pid": PID,
+                    "tid": tid,
+                    "args": {"index": r.index, "phase": r.phase, "device": r.device},
+                }
+            )
         if r.live_bytes is not None:
             events.append(
                 {
@@ -76,6 +95,16 @@ def trace_events(prof: Any) -> list[dict]:
                     "args": {"allocated": r.live_bytes},
                 }
             )
+    events += [
+        {
+            "ph": "M",
+            "name": "thread_name",
+            "pid": PID,
+            "tid": tid,
+            "args": {"name": f"GPU cuda:{tid - GPU_TID} (CUDA events)"},
+        }
+        for tid in sorted(gpu_tids)
+    ]
     return events
 
 
@@ -84,7 +113,7 @@ def export_chrome_trace(prof: Any, path: str) -> None:
     document = {
         "traceEvents": trace_events(prof),
         "displayTimeUnit": "ms",
-        "otherData": {"timing": TIMING_MODE},
+        "otherData": {"timing": prof.timing_mode, "cuda_timing": prof.cuda_timing},
     }
     with open(path, "w", encoding="utf-8") as f:
         json.dump(document, f)
