@@ -56,6 +56,36 @@ def test_unavailable_with_zero_devices(monkeypatch: pytest.MonkeyPatch) -> None:
     assert tk.cuda.device_count() == 0
 
 
+def test_cuda_tensor_without_a_reachable_gpu_says_why(monkeypatch: pytest.MonkeyPatch) -> None:
+    fake = StandInCupy()
+
+    def broken() -> int:
+        raise RuntimeError("cudaErrorInsufficientDriver: CUDA driver version is insufficient")
+
+    fake.cuda.runtime.getDeviceCount = broken
+    monkeypatch.setitem(sys.modules, "cupy", fake)
+    with pytest.raises(
+        RuntimeError,
+        match=r"CUDA is not available: CuPy could not reach a GPU "
+        r"\(RuntimeError: cudaErrorInsufficientDriver",
+    ):
+        tk.ones(2, device="cuda")
+    monkeypatch.setitem(sys.modules, "cupy", StandInCupy(count=0))
+    with pytest.raises(RuntimeError, match="CUDA is not available: CuPy found no GPU"):
+        tk.zeros(1).cuda()
+
+
+def test_cuda_device_index_beyond_the_gpus_is_refused(monkeypatch: pytest.MonkeyPatch) -> None:
+    install(monkeypatch, count=2, numpy_backed=True)
+    with pytest.raises(
+        RuntimeError,
+        match=r"invalid device ordinal: cuda:5 was requested but "
+        r"2 CUDA device\(s\) were found",
+    ):
+        tk.device("cuda:5")
+    assert tk.device("cuda:1").index == 1
+
+
 @pytest.mark.parametrize(
     "call",
     [

@@ -54,7 +54,8 @@ class device:  # noqa: N801 - the name PyTorch users know
                 raise RuntimeError(f"device string {type_or_spec!r} already has an index")
             index = int(parsed_index)
         if kind == "cuda":
-            cupy_module()  # a clear error when CuPy is missing
+            if index is None or ("cuda", index) not in cls._interned:
+                _require_cuda(index)  # a clear error when CuPy or the GPU is missing
             if index is None:
                 index = _current_cuda_index()
         if kind == "cpu":
@@ -107,6 +108,26 @@ class _NullContext:
 
 
 cpu = device("cpu")
+
+
+def _require_cuda(index: int | None) -> None:
+    """Raise a RuntimeError that says why device ``cuda[:index]`` cannot be used (CuPy
+    missing, no driver or GPU, or no device with that index)."""
+    cupy = cupy_module()
+    try:
+        count = cupy.cuda.runtime.getDeviceCount()
+    except Exception as error:  # CUDARuntimeError without a driver, missing libraries, ...
+        raise RuntimeError(
+            f"CUDA is not available: CuPy could not reach a GPU ({type(error).__name__}: "
+            f"{error}); use device='cpu', or check tk.cuda.is_available() first"
+        ) from None
+    if count == 0:
+        raise RuntimeError("CUDA is not available: CuPy found no GPU; use device='cpu'")
+    if index is not None and not 0 <= index < count:
+        raise RuntimeError(
+            f"CUDA error: invalid device ordinal: cuda:{index} was requested but "
+            f"{count} CUDA device(s) were found"
+        )
 
 
 def _current_cuda_index() -> int:
