@@ -7,6 +7,7 @@ VENV ?= .venv
 PY := $(VENV)/bin/python
 PYTEST_ARGS ?= -n 2 --dist loadgroup
 LAB ?= 1
+TEST_EXTRAS ?= test,docs
 LAB_ARGS ?= $(if $(filter 0,$(shell id -u)),--allow-root)
 
 .PHONY: run test docs lab clean
@@ -18,7 +19,7 @@ $(VENV)/.base: pyproject.toml
 	touch $@
 
 $(VENV)/.test: $(VENV)/.base
-	$(PY) -m pip install -q -e '.[test,docs]' torch==2.13.0 ruff
+	$(PY) -m pip install -q -e '.[$(TEST_EXTRAS)]' torch==2.13.0 ruff
 	touch $@
 
 run: $(VENV)/.base
