@@ -157,3 +157,32 @@ def test_deep_chain_records_and_builds_a_graph():
     graph = tape.graph()
     assert len([n for n in graph["nodes"] if n["kind"] == "op"]) == 10_001
     assert x.grad.item() == 1.0
+
+
+def test_show_is_the_notebook_graph_widget_of_the_tape():
+    pytest.importorskip("anywidget")
+    from tensorkit.notebook.widgets import GraphWidget
+
+    tape, *_ = _record_small_model()
+    widget = tape.show()
+    assert isinstance(widget, GraphWidget)
+    assert widget.graph == tk.notebook.show(tape).graph
+    assert [n["op"] for n in widget.graph["nodes"] if n["kind"] == "op"] == [
+        "matmul",
+        "relu",
+        "sum",
+    ]
+    forward_only = tape.show(include_backward=False, group_by_module=False)
+    assert forward_only.graph["groups"] == {}
+
+
+def test_backward_steps_keep_a_description_for_replay():
+    w = tk.tensor([1.0, 2.0], requires_grad=True)
+    with tk.autograd.Tape() as tape:
+        (w * 3).sum().backward()
+    assert tape.backward_passes == [{"leaves": [{"id": "leaf0", "shape": [2], "grad": None}]}]
+    last = tape.backward_steps[-1]
+    assert last["node"] == "AccumulateGrad" and last["pass"] == 0
+    assert last["step"]["node"] == {"id": "leaf0", "name": "AccumulateGrad"}
+    assert last["step"]["leaf_grad"]["values"] == [3.0, 3.0]
+    json.dumps(tape.backward_steps, allow_nan=False)  # plain JSON data

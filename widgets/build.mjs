@@ -1,7 +1,7 @@
 /**
  * Bundle each widget's front end into tensorkit/notebook/static (or into the directory given
- * as the first argument): graph.js, stepper.js, profile.js and widgets.css. Each bundle starts with a
- * header naming the esbuild version and a SHA-256 of widgets/src, which
+ * as the first argument): graph.js, stepper.js, profile.js, replay.js and widgets.css. Each
+ * bundle starts with a header naming the esbuild version and a SHA-256 of widgets/src, which
  * widgets/check_bundle.py compares when node is not available.
  *
  * Run: npm --prefix widgets run build
@@ -55,6 +55,7 @@ await esbuild.build({
     "widgets/src/graph.js",
     "widgets/src/stepper.js",
     "widgets/src/profile.js",
+    "widgets/src/replay.js",
     "widgets/src/widgets.css",
   ],
   bundle: true,

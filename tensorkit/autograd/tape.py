@@ -4,7 +4,11 @@
 run in backward): its name, its inputs and outputs (shape, dtype, device, a tape-local id),
 the user's call site, the nn module path, and a ``records`` dict that the profiler fills with
 time and memory. ``tape.graph()`` turns that into plain, JSON-serializable nodes and edges.
-The tape holds tensors only weakly, so recording a training loop keeps no memory alive.
+The tape holds tensors only weakly, so recording a training loop keeps no memory alive
+(the backward graph of a pass being recorded is held until the next pass or the tape's exit).
+Each backward step observed is kept in ``backward_steps``; the first ``step_details`` of them
+also keep a description for replay (the stepper's: gradients as bounded payloads, see
+:mod:`tensorkit.notebook.replay`), and ``backward_passes`` each pass's leaves before it.
 """
 
 from __future__ import annotations
@@ -94,14 +98,27 @@ class Tape:
     """Records ops while active (``with Tape() as tape:``); reusable and nestable.
 
     ``summaries=True`` stores min/max/mean/std and NaN/inf counts of each floating output at
-    the time it was made (O(size) per op); ``call_sites`` captures the user's file:line.
+    the time it was made (O(size) per op); ``call_sites`` captures the user's file:line;
+    ``step_details`` is how many backward steps keep a replayable description (each costs
+    O(size) per gradient, a copy to the host included, and at most ~25 KB of JSON per
+    gradient; 0 keeps none).
     """
 
-    def __init__(self, *, summaries: bool = True, call_sites: bool = True) -> None:
+    def __init__(
+        self, *, summaries: bool = True, call_sites: bool = True, step_details: int = 200
+    ) -> None:
+        if isinstance(step_details, bool) or not isinstance(step_details, int):
+            raise TypeError(f"step_details must be an int, got {type(step_details).__name__}")
+        if step_details < 0:
+            raise ValueError(f"step_details must be >= 0, got {step_details}")
         self.entries: list[TapeEntry] = []
         self.backward_steps: list[dict] = []
+        self.backward_passes: list[dict] = []
         self.summaries = summaries
         self.call_sites = call_sites
+        self.step_details = step_details
+        self._described = 0
+        self._pass: Any = None  # the PassRecorder of the pass being recorded
         self._ids: dict[int, tuple[weakref.ref, int]] = {}
         self._next_id = 0
         self._producer: dict[int, tuple[int, int]] = {}
@@ -118,6 +135,7 @@ class Tape:
 
     def __exit__(self, *exc: object) -> None:
         self._active = False
+        self._pass = None
         _state.remove_observer(self)
 
     def op_started(self, event: Any) -> None:
@@ -156,13 +174,31 @@ class Tape:
             self._entry_of_node[event.node] = index
 
     def backward_step(self, step: Any) -> None:
+        if step.index == 0 or not self.backward_passes:  # a new pass (or joined mid-pass)
+            self._start_pass(step.node)
+        detail = None
+        if self._pass is not None and self._described < self.step_details:
+            detail = self._pass.describe(step)
+            self._described += 1
         self.backward_steps.append(
             {
                 "index": step.index,
                 "node": step.name,
                 "forward_entry": self._entry_of_node.get(step.node),
+                "pass": len(self.backward_passes) - 1,
+                "step": detail,
             }
         )
+
+    def _start_pass(self, root: Any) -> None:
+        self._pass = None
+        leaves: list[dict] = []
+        if self._described < self.step_details:
+            from ..notebook.replay import PassRecorder
+
+            self._pass = PassRecorder(root)
+            leaves = self._pass.leaves  # grows if the pass reaches other roots' graphs
+        self.backward_passes.append({"leaves": leaves})
 
     def tensor_id(self, tensor: Tensor) -> int:
         """The tape-local id of ``tensor`` (stable while the tensor lives)."""
@@ -240,6 +276,12 @@ class Tape:
                     }
                 )
         return {"nodes": list(external.values()) + nodes, "edges": edges}
+
+    def show(self, **kwargs: Any) -> Any:
+        """A graph widget of this tape: ``tensorkit.notebook.show(self, **kwargs)``."""
+        from ..notebook import show
+
+        return show(self, **kwargs)
 
     def save(self, path: str) -> Any:
         """Write this tape as one shareable JSON recording (``tk.notebook.open`` shows it)."""

@@ -1,13 +1,15 @@
 """Shareable recordings of a Tape: one JSON file, and a standalone HTML page.
 
 :func:`save_tape` writes a Tape's entries, backward steps, call-site snippets, graph model
-(:func:`~tensorkit.notebook.build_graph`) and, for a Tape recorded inside a profiler, the
+(:func:`~tensorkit.notebook.build_graph`), for a Tape recorded inside a profiler the
 profile model (:func:`~tensorkit.notebook.profile_model.build_profile`: times, memory
-timeline) as one JSON file, atomically. :func:`open_recording` reads it back as a
-:class:`Recording` (validated, plain data; nothing in the file is ever executed; version 1
-files, which have no profile, still open). :func:`to_html` writes a page that needs no kernel
-and no network: the models as JSON, the graph and profile widgets' bundles and CSS inlined,
-their selections linked, and a text table of the entries.
+timeline) and the described backward steps with each pass's leaves
+(:mod:`~tensorkit.notebook.replay`) as one JSON file, atomically. :func:`open_recording`
+reads it back as a :class:`Recording` (validated, plain data; nothing in the file is ever
+executed; version 1 files (no profile) and 2 (no replay) still open). :func:`to_html` writes a
+page that needs no kernel and no network: the models as JSON, the graph, profile and replay
+widgets' bundles and CSS inlined, the graph's and profile's selections linked, and text tables
+of the entries.
 """
 
 from __future__ import annotations
@@ -26,12 +28,13 @@ from typing import Any
 from ..autograd.tape import Tape
 from .graph_model import build_graph
 from .profile_model import build_profile, selection_links
+from .replay import replay_passes, steps_table, validate_replay
 
 __all__ = ["FORMAT", "VERSION", "Recording", "open_recording", "save_tape", "to_html"]
 
 FORMAT = "tensorkit.recording"
-VERSION = 2  # 2 added "profile"
-READABLE_VERSIONS = (1, 2)
+VERSION = 3  # 2 added "profile", 3 "backward_passes" and the steps' replay descriptions
+READABLE_VERSIONS = (1, 2, 3)
 STATIC = Path(__file__).parent / "static"
 CONTEXT_LINES = 2
 _REQUIRED = ("format", "version", "entries", "backward_steps", "snippets", "graph")
@@ -41,8 +44,10 @@ _ROW_KEYS = {"index": int, "name": str, "phase": str, "host_time_ns": int}
 
 
 class Recording:
-    """A recording read from disk: the graph model, the entries, call-site snippets and the
-    profile model (None when the Tape was not profiled or the file is version 1)."""
+    """A recording read from disk: the graph model, the entries, call-site snippets, the
+    profile model (None when the Tape was not profiled or the file is version 1) and the
+    backward passes to replay (``replay``: empty when no step was described or the file is
+    older than version 3)."""
 
     def __init__(self, data: dict, path: str | os.PathLike | None = None) -> None:
         self.path = None if path is None else Path(path)
@@ -52,6 +57,8 @@ class Recording:
         self.backward_steps: list[dict] = data["backward_steps"]
         self.snippets: dict[str, dict] = data["snippets"]
         self.profile: dict | None = data.get("profile")
+        self.backward_passes: list[dict] = data.get("backward_passes", [])
+        self.replay: list[dict] = replay_passes(self.backward_steps, self.backward_passes)
 
     def __len__(self) -> int:
         return len(self.entries)
@@ -70,19 +77,28 @@ class Recording:
             "snippets": self.snippets,
             "graph": self.graph,
             "profile": self.profile,
+            "backward_passes": self.backward_passes,
         }
 
     def show(self) -> Any:
         """A ``GraphWidget`` of the graph (linked to a ``ProfileWidget`` when the recording
-        has a profile) when anywidget is importable, else static HTML."""
+        has a profile; above a ``ReplayWidget`` of the backward steps when it has some) when
+        anywidget is importable, else static HTML."""
         try:
+            import ipywidgets
+
             from .profile_widget import linked_view
+            from .replay_widget import ReplayWidget
             from .widgets import GraphWidget
         except ImportError:
             return self._repr_html_()
         if self.profile is None:
-            return GraphWidget(graph=self.graph)
-        return linked_view(self.graph, self.profile, self.entries)
+            view = GraphWidget(graph=self.graph)
+        else:
+            view = linked_view(self.graph, self.profile, self.entries)
+        if not self.replay:
+            return view
+        return ipywidgets.VBox([view, ReplayWidget(passes=self.replay)])
 
     def _repr_html_(self) -> str:
         try:
@@ -94,7 +110,7 @@ class Recording:
             static = graph_svg(self.graph)
             if self.profile is not None:
                 static += profile_html(self.profile)
-        return static + _entries_table(self.entries, self.snippets)
+        return static + _steps_tables(self.replay) + _entries_table(self.entries, self.snippets)
 
 
 # --------------------------------------------------------------------------------- saving
@@ -115,6 +131,7 @@ def _tape_data(tape: Tape) -> dict:
         "snippets": _snippets(e["call_site"] for e in entries),
         "graph": build_graph(tape),
         "profile": _profile(tape),
+        "backward_passes": list(tape.backward_passes),
     }
 
 
@@ -226,6 +243,8 @@ def _validate(data: Any, where: str) -> None:
             fail("missing key(s): profile")
         if data["profile"] is not None:
             _validate_profile(data["profile"], fail)
+    if version >= 3:
+        validate_replay(data, fail)
 
 
 def _validate_profile(profile: Any, fail: Any) -> None:
@@ -287,6 +306,10 @@ function widgetModel(id) {
   };
 }
 const graphModel = widgetModel("tk-graph-model");
+if (typeof replay_default !== "undefined") {
+  const replayModel = widgetModel("tk-replay-model");
+  replay_default.render({ model: replayModel, el: document.getElementById("tk-replay") });
+}
 graph_default.render({ model: graphModel, el: document.getElementById("tk-graph") });
 if (typeof profile_default !== "undefined") {
   const profileModel = widgetModel("tk-profile-model");
@@ -332,6 +355,7 @@ body {{ font-family: system-ui, sans-serif; margin: 1rem; }}
 <div id="tk-graph"></div>
 <script type="application/json" id="tk-graph-model">{model}</script>
 {profile}
+{replay}
 <script>
 (function () {{
 {bundles}
@@ -349,12 +373,17 @@ _PROFILE_SECTION = """<h2>Profile</h2>
 <script type="application/json" id="tk-profile-model">{model}</script>
 <script type="application/json" id="tk-profile-links">{links}</script>"""
 
+_REPLAY_SECTION = """<h2>Backward steps</h2>
+<div id="tk-replay"></div>
+<script type="application/json" id="tk-replay-model">{model}</script>"""
+
 
 def to_html(
     source: Tape | Recording, path: str | os.PathLike, *, title: str = "tensorkit recording"
 ) -> Path:
     """Write a standalone HTML page (no kernel, no network) of a Tape or a Recording: the
-    graph, the profile (when recorded) with its sortable table, and the entries."""
+    graph, the profile (when recorded) with its sortable table, the backward steps (when
+    described) to replay with Next / Previous / Reset / Run to end, and the entries."""
     data = _clean(_tape_data(source)) if isinstance(source, Tape) else source.to_dict()
     model = {"graph": data["graph"], "selected": "", "collapsed": [], "color_by": "none"}
     bundles = [_inline_bundle("graph")]
@@ -366,11 +395,19 @@ def to_html(
             model=_script_json({"model": data["profile"], "selected": -1}),
             links=_script_json(selection_links(data["entries"], node_ids)),
         )
+    passes = replay_passes(data["backward_steps"], data["backward_passes"])
+    replay = ""
+    if passes:
+        bundles.append(_inline_bundle("replay"))
+        replay = _REPLAY_SECTION.format(
+            model=_script_json({"passes": passes, "pass_index": 0, "position": 0})
+        )
     page = _PAGE.format(
         title=html.escape(title),
         css=(STATIC / "widgets.css").read_text(encoding="utf-8"),
         model=_script_json(model),
         profile=profile,
+        replay=replay,
         bundles="\n".join(bundles),
         bootstrap=_BOOTSTRAP,
         table=_entries_table(data["entries"], data["snippets"]),
@@ -428,6 +465,13 @@ def _entries_table(entries: list[dict], snippets: dict[str, dict]) -> str:
         site_cell = html.escape(site) + (f"<pre>{html.escape(code)}</pre>" if code else "")
         rows.append(f"<tr>{tds}<td>{site_cell}</td></tr>")
     return '<table class="tk-recording-entries">\n' + "\n".join(rows) + "\n</table>"
+
+
+def _steps_tables(passes: list[dict]) -> str:
+    """Each replayable pass's steps as a static table, under a heading."""
+    return "".join(
+        f"<h3>Backward steps, pass {model['pass']}</h3>" + steps_table(model) for model in passes
+    )
 
 
 def _shape_text(info: Any) -> str:

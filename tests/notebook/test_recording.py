@@ -15,6 +15,7 @@ import pytest
 import tensorkit as tk
 from tensorkit.notebook import build_graph, recording
 from tensorkit.notebook.recording import Recording, open_recording, save_tape, to_html
+from tensorkit.notebook.replay import replay_passes
 
 CHROMIUM = "/usr/bin/chromium"
 
@@ -42,6 +43,10 @@ def test_round_trip_keeps_graph_entries_and_snippets(tmp_path: Path) -> None:
     assert rec.graph == _plain(build_graph(tape))
     assert rec.entries == _plain([e.to_dict() for e in tape.entries])
     assert rec.backward_steps == _plain(tape.backward_steps)
+    assert rec.backward_passes == _plain(tape.backward_passes)
+    assert rec.replay == _plain(replay_passes(tape.backward_steps, tape.backward_passes))
+    assert rec.replay[0]["steps"][0]["node"] == {"id": "n0", "name": "SumBackward0"}
+    assert rec.to_dict() == data
     assert [e["name"] for e in rec.entries if e["phase"] == "forward"] == [
         "matmul",
         "tanh",
@@ -56,6 +61,7 @@ def test_round_trip_keeps_graph_entries_and_snippets(tmp_path: Path) -> None:
     assert f"{len(tape.entries)} entries" in repr(rec)
     html = rec._repr_html_()
     assert "matmul" in html and "x @ w" in html
+    assert "Backward steps, pass 0" in html and "n2: MmBackward0" in html
 
 
 def test_module_does_not_use_pickle() -> None:
@@ -172,7 +178,8 @@ def test_html_renders_in_headless_chromium(tmp_path: Path) -> None:
         shutil.rmtree(profile, ignore_errors=True)
     dom = result.stdout
     assert "<svg" in dom and "tk-graph-svg" in dom, result.stderr[-2000:]
-    nodes = re.findall(r'<g class="tk-node tk-(\w+)[^"]*" data-id="([^"]+)"', dom)
+    graph_view = dom.split('id="tk-replay"')[0]  # the replay section draws its own graph
+    nodes = re.findall(r'<g class="tk-node tk-(\w+)[^"]*" data-id="([^"]+)"', graph_view)
     assert sorted(i for _, i in nodes) == sorted(n["id"] for n in graph["nodes"])
 
 
@@ -180,8 +187,12 @@ def test_show_gives_a_graph_widget(tmp_path: Path) -> None:
     pytest.importorskip("anywidget")
     from tensorkit.notebook.widgets import GraphWidget
 
-    rec = open_recording(save_tape(_tape(), tmp_path / "run.json"))
+    w = tk.randn(3, 2, requires_grad=True)
+    with tk.autograd.Tape() as tape:
+        (w * 2).sum()  # no backward: nothing to replay
+    rec = open_recording(save_tape(tape, tmp_path / "run.json"))
     widget = rec.show()
+    assert rec.replay == []
     assert isinstance(widget, GraphWidget) and widget.graph == rec.graph
 
 
@@ -216,7 +227,7 @@ def test_profile_round_trip(tmp_path: Path) -> None:
     tape = _profiled_tape()
     path = tape.save(str(tmp_path / "run.json"))
     data = json.loads(Path(path).read_text())
-    assert data["version"] == 2
+    assert data["version"] == recording.VERSION
     rec = tk.notebook.open(str(path))
     assert rec.profile == _plain(build_profile(tape))
     assert [r["name"] for r in rec.profile["rows"]] == [e.name for e in tape.entries]
@@ -232,7 +243,91 @@ def test_version_1_files_still_open(tmp_path: Path) -> None:
     rec = open_recording(_write(tmp_path, json.dumps({**data, "version": 1})))
     assert rec.version == 1 and rec.profile is None and len(rec.entries) == len(data["entries"])
     with pytest.raises(ValueError, match=r"missing key\(s\): profile"):
-        open_recording(_write(tmp_path, json.dumps(data)))  # version 2 needs it
+        open_recording(_write(tmp_path, json.dumps({**data, "version": 2})))  # 2 needs it
+
+
+def test_version_2_files_open_with_nothing_to_replay(tmp_path: Path) -> None:
+    data = _valid(tmp_path)
+    del data["backward_passes"]
+    for step in data["backward_steps"]:
+        del step["pass"], step["step"]
+    rec = open_recording(_write(tmp_path, json.dumps({**data, "version": 2})))
+    assert rec.version == 2 and rec.replay == [] and rec.backward_passes == []
+    assert len(rec.backward_steps) == len(data["backward_steps"])
+    assert "Backward steps" not in rec._repr_html_()
+    assert 'id="tk-replay"' not in to_html(rec, tmp_path / "old.html").read_text()
+    with pytest.raises(ValueError, match=r"missing key\(s\): backward_passes"):
+        open_recording(_write(tmp_path, json.dumps(data)))  # version 3 needs it
+
+
+def _set(path: str, value: Any) -> Any:
+    """A change to a recording's data: set the item at ``path`` (keys and indices, by dots)."""
+
+    def change(data: dict) -> None:
+        *parents, last = [int(p) if p.isdigit() else p for p in path.split(".")]
+        for key in parents:
+            data = data[key]
+        data[last] = value
+
+    return change
+
+
+@pytest.mark.parametrize(
+    ("change", "message"),
+    [
+        (_set("backward_passes", {}), r"'backward_passes' must be a list, got dict"),
+        (_set("backward_passes.0", []), r"backward_passes\[0\] must be an object"),
+        (_set("backward_passes.0.leaves.0.id", 3), r"backward_passes\[0\]\.leaves\[0\] must"),
+        (_set("backward_passes.0.leaves.0.shape", [-1]), r"leaves\[0\]\.shape must be a list"),
+        (_set("backward_steps.2.pass", 5), r"backward_steps\[2\]\.pass must be the index"),
+        (_set("backward_steps.1.step", "x"), r"backward_steps\[1\]\.step must be an object"),
+        (_set("backward_steps.1.step.node", "n1"), r"backward_steps\[1\]\.step\.node must"),
+        (_set("backward_steps.0.step.index", "0"), r"step\.index must be an int"),
+        (_set("backward_steps.0.step.rule", [1]), r"step\.rule must be an object or null"),
+        (_set("backward_steps.0.step.grads_in", {}), r"step\.grads_in must be a list"),
+        (_set("backward_steps.0.step.grads_in.0", 1), r"grads_in\[0\] must be a tensor payload"),
+        (
+            _set("backward_steps.0.step.grads_in.0.shape", "3"),
+            r"grads_in\[0\]\.shape must be a list of sizes",
+        ),
+        (_set("backward_steps.0.step.grads_out.0.to", 7), r"grads_out\[0\]\.to must be a node"),
+        (_set("backward_steps.0.step.grads_out.0.position", None), r"int 'position'"),
+        (
+            _set("backward_steps.0.step.grads_out.0.grad.values", {"<b>": 1}),
+            r"grads_out\[0\]\.grad\.values must be a number",
+        ),
+        (_set("backward_steps.0.step.saved", [{"role": 1}]), r"step\.saved\[0\] must be"),
+        (_set("backward_steps.0.step.chain", "x"), r"step\.chain must be a list or null"),
+    ],
+)
+def test_bad_replay_fields_are_named(tmp_path: Path, change: Any, message: str) -> None:
+    data = _valid(tmp_path)
+    change(data)
+    with pytest.raises(ValueError, match="is not a valid tensorkit recording: .*" + message):
+        open_recording(_write(tmp_path, json.dumps(data)))
+
+
+def test_bad_payloads_are_named(tmp_path: Path) -> None:
+    w = tk.randn(20, 10, requires_grad=True)
+    with tk.autograd.Tape() as tape:
+        (w * 2).sum().backward()
+    good = json.loads(save_tape(tape, tmp_path / "big.json").read_text())
+    leaf = next(i for i, s in enumerate(good["backward_steps"]) if "leaf_grad" in s["step"])
+    for change, message in [
+        (
+            _set(f"backward_steps.{leaf}.step.leaf_grad.histogram", None),
+            "'values' or a 'histogram'",
+        ),
+        (_set(f"backward_steps.{leaf}.step.leaf_grad.histogram", {"edges": []}), "'counts' lists"),
+        (_set(f"backward_steps.{leaf}.step.leaf_grad.heatmap", 5), "heatmap must be an object"),
+        (_set(f"backward_steps.{leaf}.step.leaf_grad.dtype", None), "must be a tensor payload"),
+    ]:
+        data = json.loads(json.dumps(good))
+        change(data)
+        with pytest.raises(ValueError, match=rf"backward_steps\[{leaf}\]\.step\.leaf_grad"):
+            open_recording(_write(tmp_path, json.dumps(data)))
+        with pytest.raises(ValueError, match=re.escape(message)):
+            open_recording(_write(tmp_path, json.dumps(data)))
 
 
 def _profiled_data(tmp_path: Path) -> dict:
@@ -265,7 +360,7 @@ def test_show_links_graph_and_profile(tmp_path: Path) -> None:
     from tensorkit.notebook.profile_widget import ProfileView
 
     tape = _profiled_tape()
-    view = open_recording(save_tape(tape, tmp_path / "run.json")).show()
+    view = open_recording(save_tape(tape, tmp_path / "run.json")).show().children[0]
     assert isinstance(view, ProfileView)
     tanh = next(e for e in tape.entries if e.name == "tanh")
     view.graph.selected = f"op{tanh.index}"
@@ -320,3 +415,16 @@ def test_html_profile_renders_in_headless_chromium(tmp_path: Path) -> None:
     rows = re.findall(r'<tr data-index="(\d+)"', dom)
     assert sorted(map(int, rows)) == sorted(e.records["profiler_index"] for e in tape.entries)
     assert 'data-sort-key="host_time"' in dom and "tk-profile-timeline" in dom
+
+
+def test_html_has_the_replay_section_and_bundle(tmp_path: Path) -> None:
+    tape = _tape()
+    page = to_html(tape, tmp_path / "run.html").read_text()
+    assert "<h2>Backward steps</h2>" in page
+    model = re.search(r'<script type="application/json" id="tk-replay-model">(.*?)</script>', page)
+    assert model is not None
+    passes = _plain(replay_passes(tape.backward_steps, tape.backward_passes))
+    assert json.loads(model.group(1)) == {"passes": passes, "pass_index": 0, "position": 0}
+    replay_bundle = (recording.STATIC / "replay.js").read_text()
+    assert replay_bundle.splitlines()[5] in page and "replay_default.render" in page
+    assert "export {" not in page and ".tk-replay-steps" in page  # bundle and CSS

@@ -1,4 +1,4 @@
-/* tensorkit widgets bundle: esbuild 0.28.2, widgets/src sha256=2479aab5f81330e9360ce91dc0ac3bdcdfd88ef39a94835e28fdd74cab2631bf */
+/* tensorkit widgets bundle: esbuild 0.28.2, widgets/src sha256=c3368902997a5a520427e214af1ee4dbef99fe55006c135b1264d631974124f7 */
 
 // widgets/src/format.js
 function shapeText(shape) {
