@@ -385,7 +385,13 @@ def to_html(
     graph, the profile (when recorded) with its sortable table, the backward steps (when
     described) to replay with Next / Previous / Reset / Run to end, and the entries."""
     data = _clean(_tape_data(source)) if isinstance(source, Tape) else source.to_dict()
-    model = {"graph": data["graph"], "selected": "", "collapsed": [], "color_by": "none"}
+    model = {
+        "graph": data["graph"],
+        "selected": "",
+        "collapsed": data["graph"].get("collapsed", []),  # large graphs open folded
+        "color_by": "none",
+        "show_backward": True,
+    }
     bundles = [_inline_bundle("graph")]
     profile = ""
     if data.get("profile") is not None:
