@@ -4,8 +4,10 @@
 - ``%%tape [--name NAME]`` runs the cell inside a :class:`~tensorkit.autograd.Tape`, stores the
   tape as ``_tape`` (or ``NAME``) in the user namespace and displays its graph widget (its text
   rendering where anywidget is missing).
-- ``%%profile [--name NAME]`` runs the cell inside ``tk.profiler.profile(record_shapes=True)``,
-  stores the profile as ``_prof`` (or ``NAME``) and displays the ``key_averages`` table.
+- ``%%profile [--name NAME]`` runs the cell inside ``tk.profiler.profile(record_shapes=True,
+  record_memory=True, with_stack=True)`` and a Tape, stores the profile as ``_prof`` (or
+  ``NAME``) and the tape as ``_prof_tape`` (``NAME_tape``), and displays the profile view
+  linked to the cell's graph (the ``key_averages`` table where anywidget is missing).
 - ``%gradcheck EXPR`` evaluates ``EXPR`` to a ``(function, inputs)`` pair and runs
   :func:`~tensorkit.autograd.gradcheck` on it, printing the verdict.
 
@@ -46,6 +48,16 @@ def _tape_view(tape: Tape) -> Any:
     return show(tape)
 
 
+def _profile_view(prof: profile, tape: Tape) -> Any:
+    """The profile view linked to ``tape``'s graph, or the ``key_averages`` table as text when
+    anywidget can't be imported."""
+    try:
+        from .profile_widget import show_profile
+    except ImportError:
+        return _Text(prof.key_averages().table())
+    return show_profile(prof, tape=tape)
+
+
 @magics_class
 class TensorkitMagics(Magics):
     """The ``%%tape``, ``%%profile`` and ``%gradcheck`` magics."""
@@ -72,16 +84,19 @@ class TensorkitMagics(Magics):
     @argument("--name", default="_prof", help="variable to store the profile in (default: _prof)")
     @cell_magic
     def profile(self, line: str, cell: str) -> None:
-        """Run the cell under ``profile(record_shapes=True)``, store it as ``_prof`` (or
-        ``--name``) and show the ``key_averages`` table."""
+        """Profile the cell (shapes, memory, call sites) and record it on a Tape; store them as
+        ``_prof`` and ``_prof_tape`` (or ``--name`` and ``NAME_tape``) and show the profile
+        view linked to the cell's graph."""
         args = parse_argstring(self.profile, line)
-        prof = profile(record_shapes=True)
+        prof = profile(record_shapes=True, record_memory=True, with_stack=True)
+        tape = Tape()
         try:
-            with prof:
+            with prof, tape:
                 self._run_cell_body(cell)
         finally:
             self.shell.user_ns[args.name] = prof
-        display(_Text(prof.key_averages().table()))
+            self.shell.user_ns[f"{args.name}_tape"] = tape
+        display(_profile_view(prof, tape))
 
     @line_magic
     def gradcheck(self, line: str) -> bool:

@@ -80,7 +80,8 @@ def test_tape_falls_back_to_text_without_anywidget(
     assert "mul" in text
 
 
-def test_profile_cell_stores_events_and_shows_table(shell: Any) -> None:
+def test_profile_cell_stores_events_and_shows_the_linked_view(shell: Any) -> None:
+    pytest.importorskip("anywidget")
     with capture_output() as captured:
         shell.run_cell_magic("profile", "", "y = (x * x).sum()")
     prof = shell.user_ns["_prof"]
@@ -88,6 +89,19 @@ def test_profile_cell_stores_events_and_shows_table(shell: Any) -> None:
     events = prof.events()
     assert [e["name"] for e in events] == ["mul", "sum"]
     assert events[0]["input_shapes"][0] == [3]
+    assert events[0]["call_site"] and events[0]["alloc_bytes"] == 24  # 3 float64 values
+    assert [e.name for e in shell.user_ns["_prof_tape"].entries] == ["mul", "sum"]
+    shown = captured.outputs[0].data
+    assert "application/vnd.jupyter.widget-view+json" in shown
+    assert "tk-profile" in shown["text/html"]
+
+
+def test_profile_falls_back_to_the_table_without_anywidget(
+    shell: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setitem(sys.modules, "tensorkit.notebook.profile_widget", None)  # import fails
+    with capture_output() as captured:
+        shell.run_cell_magic("profile", "", "y = (x * x).sum()")
     table = captured.outputs[0].data["text/plain"]
     assert "Self CPU" in table and "mul" in table
 
@@ -96,6 +110,7 @@ def test_profile_name_option(shell: Any) -> None:
     with capture_output():
         shell.run_cell_magic("profile", "--name p", "y = x.exp()")
     assert [e["name"] for e in shell.user_ns["p"].events()] == ["exp"]
+    assert [e.name for e in shell.user_ns["p_tape"].entries] == ["exp"]
 
 
 def test_gradcheck_passes(shell: Any) -> None:
