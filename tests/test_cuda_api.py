@@ -17,6 +17,7 @@ from cuda_standin import StandInCupy, StandInPool, install
 
 import tensorkit as tk
 from tensorkit import _state
+from tensorkit.notebook.profile_model import block_view
 
 
 @pytest.fixture
@@ -360,6 +361,27 @@ def test_memory_history_records_events_ops_call_sites_and_live_blocks(
     assert before not in {b["addr"] for b in snapshot["blocks"]}
     pool.malloc(512)
     assert tk.cuda.memory._snapshot() == {"device_traces": [[], []], "blocks": []}
+
+
+def test_empty_cache_records_the_segments_returned_to_the_device(standin: StandInCupy) -> None:
+    pool = standin.pool
+    tk.cuda.memory._record_memory_history()
+    try:
+        kept = pool.malloc(1024)
+        cached = pool.malloc(512)
+        pool.free(cached)
+        tk.cuda.empty_cache()
+        snapshot = tk.cuda.memory._snapshot()
+    finally:
+        tk.cuda.memory._record_memory_history(enabled=None)
+    trace = snapshot["device_traces"][0]
+    assert [(e["action"], e["addr"], e["size"]) for e in trace[-2:]] == [
+        ("free", cached, 512),
+        ("segment_free", cached, 512),  # the segment holding `kept` stays reserved
+    ]
+    assert kept not in {e["addr"] for e in trace if e["action"] == "segment_free"}
+    states = {block["addr"]: block["state"] for block in block_view(snapshot)["blocks"]}
+    assert states == {kept: "in_use", cached: "returned"}
 
 
 def test_memory_history_keeps_the_last_max_entries(standin: StandInCupy) -> None:

@@ -66,6 +66,7 @@ class _Recorder:
         self.devices: dict[int, _DeviceCounters] = {}
         self.history: collections.deque[dict[str, Any]] | None = None
         self.blocks: dict[int, dict[str, Any]] = {}
+        self.segments: dict[tuple[int, int], int] = {}  # (device, base) -> bytes, recorded
         self.op: str | None = None
 
     def counters(self, index: int) -> _DeviceCounters:
@@ -117,6 +118,7 @@ class _Recorder:
         counters.reserved_peak = max(counters.reserved_peak, reserved)
         if self.history is not None:
             self._record("segment_alloc", device_id, mem_size, mem_ptr)
+            self.segments[(device_id, mem_ptr)] = mem_size
 
     def malloc_postprocess(
         self, device_id: int, size: int, mem_size: int, mem_ptr: int, **_: Any
@@ -143,6 +145,16 @@ class _Recorder:
         if self.history is not None:
             self._record("free", device_id, mem_size, mem_ptr)
             self.blocks.pop(mem_ptr, None)
+
+    def segments_returned(self, device_id: int) -> None:
+        """Record a ``segment_free`` for each recorded segment on ``device_id`` that holds no
+        live block: the memory ``empty_cache`` gives back to the device (CuPy's hook does not
+        report it; the pool releases exactly the segments whose memory is all free)."""
+        live = [ptr for ptr, block in self.blocks.items() if block["device"] == device_id]
+        for (device, base), size in list(self.segments.items()):
+            if device == device_id and not any(base <= ptr < base + size for ptr in live):
+                del self.segments[(device, base)]
+                self._record("segment_free", device, size, base)
 
 
 _recorder: _Recorder | None = None
@@ -213,9 +225,14 @@ def reset_peak_memory_stats(device: Any = None) -> None:
 
 
 def empty_cache() -> None:
-    """Return the pool's cached free blocks to the device (a no-op without a GPU)."""
-    if is_available():
-        cupy().get_default_memory_pool().free_all_blocks()
+    """Return the pool's cached free blocks to the device (a no-op without a GPU); while
+    memory history is recorded, the segments given back appear as ``segment_free`` events."""
+    if not is_available():
+        return
+    cp = cupy()
+    cp.get_default_memory_pool().free_all_blocks()
+    if _recorder is not None and _recorder.history is not None and _recorder.cupy is cp:
+        _recorder.segments_returned(int(cp.cuda.runtime.getDevice()))
 
 
 def memory_stats(device: Any = None) -> dict[str, int]:
@@ -299,6 +316,7 @@ def _record_memory_history(
     else:
         recorder.history = None
         recorder.blocks.clear()
+        recorder.segments.clear()
         recorder.op = None
         if recorder in _state.observers:
             _state.remove_observer(recorder)
