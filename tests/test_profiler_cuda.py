@@ -77,6 +77,20 @@ def test_events_mode_records_a_pair_per_op_and_synchronizes_once_when_read(
     assert fake.sync_calls == 1  # read once, kept
 
 
+def test_a_tape_inside_the_profile_gets_gpu_times_and_the_mode(fake: StandInCupy) -> None:
+    from tensorkit.notebook.profile_model import build_profile
+
+    x = cuda_leaf()
+    with profiler.profile() as prof, tk.autograd.Tape() as tape:
+        train_step(x)
+    assert fake.sync_calls == 1  # once, when the profile ended, for the Tape's sake
+    times = [e.records["gpu_time_ns"] for e in tape.entries]
+    assert times == [r.gpu_time_ns for r in prof.records]
+    model = build_profile(tape)
+    assert model["timing_mode"] == prof.timing_mode
+    assert [row["gpu_time_ns"] for row in model["rows"]] == times
+
+
 def test_records_read_inside_the_block_resolve_what_ran_so_far(fake: StandInCupy) -> None:
     x = cuda_leaf()
     with profiler.profile() as prof:

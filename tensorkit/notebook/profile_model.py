@@ -55,7 +55,9 @@ def build_profile(
         if isinstance(value, bool) or not isinstance(value, int) or value < 1:
             raise ValueError(f"{name} must be a positive int, got {value!r}")
     if isinstance(source, Tape):
-        rows, timing_mode = _rows_from_tape(source), TIMING_MODE
+        rows = _rows_from_tape(source)
+        modes = {e.records["timing_mode"] for e in source.entries if "timing_mode" in e.records}
+        timing_mode = modes.pop() if len(modes) == 1 else TIMING_MODE
     elif hasattr(source, "records") and hasattr(source, "timing_mode"):
         rows, timing_mode = _rows_from_profile(source), source.timing_mode
     else:
@@ -145,7 +147,7 @@ def _rows_from_tape(tape: Tape) -> list[dict]:
             _row(
                 index=index,
                 name=entry.name,
-                phase=entry.phase,
+                phase=records.get("phase", entry.phase),
                 forward_index=forward,
                 module=entry.module_path,
                 input_shapes=[i.shape if isinstance(i, TensorInfo) else None for i in entry.inputs],

@@ -77,6 +77,9 @@ class profile:  # noqa: N801 (PyTorch's name)
         self._records: list[OpRecord] = []
         self._ranges: list[RangeRecord] = []
         self._index_of_node: dict[int, int] = {}  # a forward node's seq -> its op's index
+        # The records dicts of ops that another observer (a Tape) saw too: GPU times are
+        # written into them when the profile ends.
+        self._shared: dict[int, dict] = {}
         self._gpu: GpuTimer | None = None
         self._freed_seen = 0
         self._peak = 0
@@ -101,6 +104,7 @@ class profile:  # noqa: N801 (PyTorch's name)
         self._records.clear()
         self._ranges.clear()
         self._index_of_node.clear()
+        self._shared.clear()
         self._gpu = None
         self.__dict__.pop("op_started", None)
         if cuda_in_use():
@@ -117,6 +121,19 @@ class profile:  # noqa: N801 (PyTorch's name)
         _active.remove(self)
         self.end_ns = time.perf_counter_ns()
         self._running = False
+        if self._gpu is not None and self._shared:
+            self._share_gpu_times()
+
+    def _share_gpu_times(self) -> None:
+        """Give a Tape recorded inside this profile its ops' GPU times (one synchronize per
+        device, now that the profiled code has finished) and the timing mode."""
+        times = self._gpu.resolve()  # type: ignore[union-attr]
+        mode = self.timing_mode
+        for index, records in self._shared.items():
+            timed = times.get(index)
+            if timed is not None:
+                records["gpu_time_ns"] = timed[1]
+                records["timing_mode"] = mode
 
     def _time_gpu(self) -> None:
         """From now on, record CUDA events around ops on a CUDA device."""
@@ -168,6 +185,10 @@ class profile:  # noqa: N801 (PyTorch's name)
         if len(_state.observers) > 1:
             records["time_ns"] = end_ns - event.start_ns
             records["profiler_index"] = index
+            if phase != event.phase:
+                records["phase"] = phase  # "optimizer", from a record_function range
+            if gpu is not None:
+                self._shared[index] = records
         core.extend(
             (
                 event.name,
