@@ -7,7 +7,7 @@ from typing import Any
 
 from ..autograd.grad_mode import no_grad
 from ..autograd.graph import AccumulateGrad, Node
-from .values import finite_or_label
+from .values import finite_or_label, tensor_payload
 
 __all__ = ["chain_products", "describe_error", "describe_rule", "modified_saved"]
 
@@ -33,6 +33,27 @@ def describe_rule(node: Node) -> dict:
         "function": f"{getattr(rule, '__module__', '?')}.{getattr(rule, '__qualname__', '?')}",
         "doc": doc.splitlines()[0] if doc else None,
         "where": None if code is None else f"{code.co_filename}:{code.co_firstlineno}",
+    }
+
+
+def describe_step(
+    step: Any, targets: list[str | None], node_id: str, saved: list[dict], chain: Any
+) -> dict:
+    """One backward step as plain data (what the stepper's panel shows): the node, its rule,
+    the gradients in and out (bounded payloads; ``targets`` names the node each output flows
+    to), its saved tensors (``saved``, with whether the node has freed them) and ``chain``."""
+    node = step.node
+    return {
+        "index": step.index,
+        "node": {"id": node_id, "name": node.name()},
+        "rule": describe_rule(node),
+        "grads_in": [tensor_payload(g) for g in step.grads_in],
+        "grads_out": [
+            {"position": i, "to": targets[i], "grad": tensor_payload(g)}
+            for i, g in enumerate(step.grads_out)
+        ],
+        "saved": [{**s, "freed": node._freed} for s in saved],
+        "chain": chain,
     }
 
 

@@ -20,7 +20,7 @@ from typing import Any
 from .. import _state
 from ..autograd.engine import BackwardStep
 from ..autograd.graph import AccumulateGrad, Node
-from .describe import chain_products, describe_rule
+from .describe import chain_products, describe_step
 from .layout import layer_bands
 from .values import tensor_payload
 from .walk import backward_nodes, node_ids
@@ -56,18 +56,7 @@ class PassRecorder:
             chain = chain_products(node, step.grads_in, step.grads_out)
         for entry in chain or ():
             entry["to"] = targets[entry["position"]]
-        detail = {
-            "index": step.index,
-            "node": {"id": self.ids[node], "name": node.name()},
-            "rule": describe_rule(node),
-            "grads_in": [tensor_payload(g) for g in step.grads_in],
-            "grads_out": [
-                {"position": i, "to": targets[i], "grad": tensor_payload(g)}
-                for i, g in enumerate(step.grads_out)
-            ],
-            "saved": [{**s, "freed": node._freed} for s in self._saved[node]],
-            "chain": chain,
-        }
+        detail = describe_step(step, targets, self.ids[node], self._saved[node], chain)
         if step.leaf is not None:
             detail["leaf_grad"] = tensor_payload(step.leaf.grad)
         return detail

@@ -23,7 +23,7 @@ from ..autograd.grad_mode import is_grad_enabled, no_grad, set_grad_enabled
 from ..autograd.graph import AccumulateGrad, Node
 from ..tensor import Tensor
 from .capture import ForwardCapture
-from .describe import chain_products, describe_error, describe_rule
+from .describe import chain_products, describe_error, describe_step
 from .values import tensor_payload
 from .walk import backward_nodes, node_ids, root_nodes
 
@@ -300,18 +300,7 @@ class BackwardStepper:
         step = self._steps[index]
         node = step.node
         targets = [None if e is None else self.ids[e[0]] for e in node.edges]
-        return {
-            "index": step.index,
-            "node": {"id": self.ids[node], "name": node.name()},
-            "rule": describe_rule(node),
-            "grads_in": [tensor_payload(g) for g in step.grads_in],
-            "grads_out": [
-                {"position": i, "to": targets[i], "grad": tensor_payload(g)}
-                for i, g in enumerate(step.grads_out)
-            ],
-            "saved": [{**s, "freed": node._freed} for s in self._saved[node]],
-            "chain": self._chains[index],
-        }
+        return describe_step(step, targets, self.ids[node], self._saved[node], self._chains[index])
 
 
 def _produced(step: BackwardStep) -> list[tuple[int, Tensor]]:
