@@ -309,17 +309,8 @@ class NoopObserver:
 
 
 def cpu_time_calls(fn: Callable[[], object], repeats: int, warmup: int) -> list[float]:
-    """CPU seconds of this process for each of ``repeats`` calls of ``fn`` after ``warmup``:
-    for single-threaded host work, a time that other jobs on a busy machine do not skew."""
-    for _ in range(warmup):
-        fn()
-    clock = time.process_time_ns
-    samples = []
-    for _ in range(repeats):
-        start = clock()
-        fn()
-        samples.append((clock() - start) * 1e-9)
-    return samples
+    """CPU seconds of this process for each call (see ``time_calls``)."""
+    return time_calls(fn, repeats, warmup, clock=time.process_time_ns)
 
 
 def bench_profiler_on(lib: Any, name: str, s: Settings, seed: int) -> dict[str, float]:

@@ -28,7 +28,7 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
-from _harness import Row, format_table, median, run_child
+from _harness import Row, median, print_report, run_child
 from bench_nn import init_from_numpy, load
 
 SCRIPT = str(Path(__file__).resolve())
@@ -320,20 +320,15 @@ def parent_main(args: argparse.Namespace) -> int:
             results[name] = run_child([SCRIPT, *flags], timeout=240)
         except Exception as exc:
             results[name] = {"errors": {"child": str(exc)}}
-    rows = build_rows(results)
-    info = report_lines(z, results) + notes
-    print(format_table(rows))
-    print()
-    print("\n".join(info))
-    errors = [(n, job, text) for n, r in results.items() for job, text in r["errors"].items()]
-    for name, job, text in errors:
-        print(f"\nERROR in {name} {job}:\n{text.rstrip()}")
-    if args.markdown:
-        print("\n" + format_table(rows, markdown=True) + "\n")
-        print("\n".join(f"- {line}" for line in info))
-    if args.json:
-        Path(args.json).write_text(json.dumps({"sizes": asdict(z), "results": results}, indent=1))
-    return 1 if errors else 0
+    return print_report(
+        build_rows(results),
+        report_lines(z, results) + notes,
+        results,
+        (),
+        markdown=args.markdown,
+        json_path=args.json,
+        payload={"sizes": asdict(z), "results": results},
+    )
 
 
 def main(argv: list[str] | None = None) -> int:
