@@ -63,6 +63,19 @@ def synchronizer(lib: Any, device: str) -> Callable[[], None]:
     return lib.cuda.synchronize
 
 
+def training_step(lib: Any, model: Any, x: Any, y: Any, opt: Any) -> Callable[[], Any]:
+    """A call that runs one cross-entropy training step of ``model`` and returns the loss."""
+
+    def step() -> Any:
+        opt.zero_grad()
+        loss = lib.nn.functional.cross_entropy(model(x), y)
+        loss.backward()
+        opt.step()
+        return loss
+
+    return step
+
+
 def mlp_step_fn(lib: Any, z: Sizes, seed: int) -> Callable[[], Any]:
     """One SGD step of a ReLU MLP with cross-entropy; returns the loss tensor."""
     nn = lib.nn
@@ -77,16 +90,7 @@ def mlp_step_fn(lib: Any, z: Sizes, seed: int) -> Callable[[], Any]:
     x = lib.tensor(rng.standard_normal((z.mlp_batch, widths[0])).astype(np.float32))
     y = lib.tensor(rng.integers(0, widths[-1], z.mlp_batch).astype(np.int64))
     x, y = x.to(z.device), y.to(z.device)
-    opt = lib.optim.SGD(model.parameters(), lr=0.01)
-
-    def step() -> Any:
-        opt.zero_grad()
-        loss = nn.functional.cross_entropy(model(x), y)
-        loss.backward()
-        opt.step()
-        return loss
-
-    return step
+    return training_step(lib, model, x, y, lib.optim.SGD(model.parameters(), lr=0.01))
 
 
 def cnn_step_fn(lib: Any, z: Sizes, seed: int) -> Callable[[], Any]:
@@ -109,16 +113,7 @@ def cnn_step_fn(lib: Any, z: Sizes, seed: int) -> Callable[[], Any]:
     x = lib.tensor(rng.standard_normal((z.cnn_batch, 3, side, side)).astype(np.float32))
     y = lib.tensor(rng.integers(0, 10, z.cnn_batch).astype(np.int64))
     x, y = x.to(z.device), y.to(z.device)
-    opt = lib.optim.Adam(model.parameters(), lr=1e-3)
-
-    def step() -> Any:
-        opt.zero_grad()
-        loss = nn.functional.cross_entropy(model(x), y)
-        loss.backward()
-        opt.step()
-        return loss
-
-    return step
+    return training_step(lib, model, x, y, lib.optim.Adam(model.parameters(), lr=1e-3))
 
 
 def timed_steps(step: Callable[[], Any], sync: Callable[[], None], count: int) -> list[float]:
