@@ -41,12 +41,21 @@ class Tensor:
     Build tensors with ``tk.tensor``, ``tk.zeros`` and friends rather than this constructor.
     """
 
-    # Attributes every op touches live in slots; the rarely set ones default at class level
-    # (and land in the instance dict only when set), so making a tensor sets five fields.
-    __slots__ = ("__dict__", "__weakref__", "_data", "_device", "_requires_grad", "grad", "grad_fn")
+    # Attributes every op touches live in slots (the version counter too: every recorded op
+    # that saves its output makes one); the rarely set ones default at class level (and land
+    # in the instance dict only when set), so making a tensor sets six fields.
+    __slots__ = (
+        "__dict__",
+        "__weakref__",
+        "_data",
+        "_device",
+        "_requires_grad",
+        "_version_counter",
+        "grad",
+        "grad_fn",
+    )
 
     _output_nr = 0
-    _version_counter: VersionCounter | None = None
     _base: Tensor | None = None
     _view_fn: Any = None
     _grad_accumulator: Any = None
@@ -57,6 +66,7 @@ class Tensor:
     _data: Any
     _device: device
     _requires_grad: bool
+    _version_counter: VersionCounter | None
     grad: Tensor | None
     grad_fn: Any
 
@@ -482,6 +492,7 @@ def init_tensor(tensor: Tensor, data: Any, dev: device) -> None:
     tensor._data = data
     tensor._device = dev
     tensor._requires_grad = False
+    tensor._version_counter = None
     tensor.grad = None
     tensor.grad_fn = None
     if _state.inference_mode:

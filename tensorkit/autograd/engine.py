@@ -3,9 +3,11 @@
 ``backward_steps`` counts each node's dependencies from the roots, then runs ready nodes (the
 most recently created first, as PyTorch does) and yields one :class:`BackwardStep` per node:
 the node, the gradients that flowed in and the gradients it produced. Gradients reaching a
-leaf are accumulated into ``.grad`` as the iterator goes. ``backward()`` and ``grad()`` simply
-exhaust it; the notebook stepper pauses it between steps. The loop is iterative, so a chain of
-any depth backpropagates without touching Python's recursion limit.
+leaf are accumulated into ``.grad`` as the iterator goes; the notebook stepper pauses it
+between steps. ``backward()`` and ``grad()`` exhaust it when they record (``create_graph``) or
+something observes; otherwise they run ``_run_plain``, the same schedule as a plain loop in
+which gradients flow as arrays and ops with an ``array_rule`` skip op dispatch. The loops are
+iterative, so a chain of any depth backpropagates without touching Python's recursion limit.
 """
 
 from __future__ import annotations
@@ -14,7 +16,10 @@ import heapq
 from collections.abc import Iterator, Sequence
 from typing import Any
 
+import numpy as np
+
 from .. import _state
+from .._backend import cpu, device_of_array
 from .._dtype import from_numpy_dtype
 from ..tensor import Tensor, wrap
 from .graph import AccumulateGrad, Node, edge_of
@@ -78,33 +83,15 @@ def _execute(
 ) -> Iterator[Any]:
     """The engine. Yields a BackwardStep per node, or None when ``describe`` is False and no
     observer wants steps (``backward()`` and ``grad()`` need no step objects)."""
-    roots = _as_tuple(tensors)
-    root_grads = _root_gradients(roots, grad_tensors, create_graph)
     if retain_graph is None:
         retain_graph = create_graph
-    input_tensors = _as_tuple(inputs) if inputs is not None else ()
-    targets = _capture_targets(input_tensors)
-
-    root_edges = []
-    for root, root_grad in zip(roots, root_grads, strict=True):
-        edge = edge_of(root)
-        if edge is None:
-            raise RuntimeError(
-                "element 0 of tensors does not require grad and does not have a grad_fn"
-            )
-        root_edges.append((edge, root_grad))
-
-    dependencies = _count_dependencies([edge[0] for edge, _ in root_edges])
-    needed = _needed_nodes(dependencies, targets) if targets else None
-    captured: list[Tensor | None] = [None] * len(input_tensors)
-
+    root_edges, dependencies, targets, needed, captured = _prepare(
+        tensors, grad_tensors, create_graph, inputs
+    )
     pending: dict[Node, list] = {}
-    ready: list = []
     for (node, nr), root_grad in root_edges:
         _add_to_buffer(pending, node, nr, root_grad)
-    for node in {edge[0]: None for edge, _ in root_edges}:
-        if dependencies[node] == 0:
-            heapq.heappush(ready, (-node.seq, id(node), node))
+    ready = _ready_roots(root_edges, dependencies)
 
     index = 0
     pop, push = heapq.heappop, heapq.heappush
@@ -123,23 +110,10 @@ def _execute(
             previous = (_state.phase, _state.backward_node)
             _state.phase, _state.backward_node = "backward", node
         try:
-            grads_in = tuple(buffer)
-            if node._tensor_pre_hooks is not None or node._retain_grad_hooks is not None:
-                grads_in = _run_tensor_pre_hooks(node, grads_in)
-            if targets and node in targets:
-                _capture(targets[node], grads_in, captured)
-            skipped = needed is not None and node not in needed
-            if skipped:
-                pass
-            elif type(node) is AccumulateGrad:
-                _accumulate(node, grads_in[0], create_graph)
-                grads_out: tuple = ()
-            else:
-                grads_out = _run_node(node, grads_in)
-                if not retain_graph and (
-                    node._saved_inputs is not None or node._saved_outputs is not None
-                ):
-                    node.free_saved()
+            grads_in, grads_out, skipped = _work(
+                node, tuple(buffer), create_graph, retain_graph, targets, captured, needed
+            )
+            if grads_out:
                 _send(node, grads_out, pending)
         except Exception as error:
             if getattr(error, "backward_node", None) is None:
@@ -154,10 +128,7 @@ def _execute(
             continue
         step = None
         if describe or _state.observers:
-            leaf = node.variable if type(node) is AccumulateGrad else None
-            step = BackwardStep(index, node, grads_in, grads_out, leaf)
-            if _state.observers:
-                _notify_step(step)
+            step = _step(index, node, grads_in, grads_out)
         yield step
         index += 1
         for edge in node.edges:
@@ -168,6 +139,247 @@ def _execute(
                 if remaining == 0:
                     push(ready, (-child.seq, id(child), child))
     return captured
+
+
+def _prepare(tensors: Any, grad_tensors: Any, create_graph: bool, inputs: Any) -> tuple:
+    """What a backward pass starts from: the root edges with their gradients, each reachable
+    node's dependency count, the capture targets of ``inputs`` (node -> slots), the nodes
+    that must run to reach them (None: all), and the empty list of captured gradients."""
+    roots = _as_tuple(tensors)
+    root_grads = _root_gradients(roots, grad_tensors, create_graph)
+    input_tensors = _as_tuple(inputs) if inputs is not None else ()
+    targets = _capture_targets(input_tensors)
+    root_edges = []
+    for root, root_grad in zip(roots, root_grads, strict=True):
+        edge = edge_of(root)
+        if edge is None:
+            raise RuntimeError(
+                "element 0 of tensors does not require grad and does not have a grad_fn"
+            )
+        root_edges.append((edge, root_grad))
+    dependencies = _count_dependencies([edge[0] for edge, _ in root_edges])
+    needed = _needed_nodes(dependencies, targets) if targets else None
+    return root_edges, dependencies, targets, needed, [None] * len(input_tensors)
+
+
+def _ready_roots(root_edges: list, dependencies: dict) -> list:
+    """The heap of root nodes nothing else points to, newest first."""
+    ready: list = []
+    for node in {edge[0]: None for edge, _ in root_edges}:
+        if dependencies[node] == 0:
+            heapq.heappush(ready, (-node.seq, id(node), node))
+    return ready
+
+
+def _work(
+    node: Node,
+    grads_in: tuple,
+    create_graph: bool,
+    retain_graph: bool,
+    targets: dict,
+    captured: list,
+    needed: set | None,
+) -> tuple:
+    """One node's work on Tensor gradients: tensor hooks, capture, then its rule (or the leaf
+    accumulation). Returns ``(grads_in after hooks, grads_out, skipped)``; a node that no
+    captured input depends on is skipped."""
+    if node._tensor_pre_hooks is not None or node._retain_grad_hooks is not None:
+        grads_in = _run_tensor_pre_hooks(node, grads_in)
+    if targets and node in targets:
+        _capture(targets[node], grads_in, captured)
+    if needed is not None and node not in needed:
+        return grads_in, (), True
+    if type(node) is AccumulateGrad:
+        _accumulate(node, grads_in[0], create_graph)
+        return grads_in, (), False
+    grads_out = _run_node(node, grads_in)
+    if not retain_graph and (node._saved_inputs is not None or node._saved_outputs is not None):
+        node.free_saved()
+    return grads_in, grads_out, False
+
+
+def _step(index: int, node: Node, grads_in: tuple, grads_out: tuple) -> BackwardStep:
+    """The step record of an executed node, handed to the observers that watch steps."""
+    leaf = node.variable if type(node) is AccumulateGrad else None
+    step = BackwardStep(index, node, grads_in, grads_out, leaf)
+    if _state.observers:
+        _notify_step(step)
+    return step
+
+
+# ------------------------------------------------------------------ the plain fast path
+def _plain_eligible(create_graph: bool) -> bool:
+    """Whether ``backward()``/``grad()`` may run the array-level loop: nothing is recorded
+    (no create_graph), observed or checked by anomaly mode."""
+    return not create_graph and not _state.observing and not _state.anomaly
+
+
+def _run_plain(tensors: Any, grad_tensors: Any, retain_graph: bool | None, inputs: Any) -> list:
+    """The engine for a first-order backward that nothing records or observes, as a plain
+    loop: gradients flow as raw arrays, and a node whose op has an ``array_rule`` runs it
+    without op dispatch or Tensor wrappers. Anything else (hooks, captured inputs, rules
+    without an array form, an observer or anomaly mode that a hook turned on) runs on
+    Tensors through ``_work``, exactly as in the iterator. Returns the captured gradients,
+    as ``_execute`` does."""
+    root_edges, dependencies, targets, needed, captured = _prepare(
+        tensors, grad_tensors, False, inputs
+    )
+    pending: dict[Node, list] = {}
+    for (node, nr), root_grad in root_edges:
+        _add_to_buffer(pending, node, nr, root_grad)
+    # The roots' own Tensors, by array, so a root gradient that flows unchanged to a leaf or
+    # a captured input is handed over as the very tensor the iterator would hand over.
+    known = {id(g._data): g for buffer in pending.values() for g in buffer if g is not None}
+    for node, buffer in pending.items():
+        pending[node] = [None if g is None else g._data for g in buffer]
+    ready = _ready_roots(root_edges, dependencies)
+    keep = bool(retain_graph)
+
+    index = 0
+    pop, push = heapq.heappop, heapq.heappush
+    user_grad_mode = _state.grad_enabled
+    _state.grad_enabled = False
+    node = None
+    try:
+        while ready:
+            node = pop(ready)[2]
+            buffer = pending.pop(node, None)
+            if buffer is not None:
+                grads_out = None
+                if (
+                    not node._has_hooks
+                    and not _state.observing
+                    and not _state.anomaly
+                    and (not targets or (node in needed and node not in targets))
+                ):
+                    if type(node) is AccumulateGrad:
+                        if not node.variable._leaf_hooks:
+                            _accumulate(node, _as_tensor(buffer[0], known), False)
+                            grads_out = ()
+                    else:
+                        rule = getattr(node.op, "array_rule", None)
+                        if rule is not None:
+                            grads_out = _run_array_rule(node, rule, buffer)
+                            if (
+                                grads_out is not None
+                                and not keep
+                                and (
+                                    node._saved_inputs is not None
+                                    or node._saved_outputs is not None
+                                )
+                            ):
+                                node.free_saved()
+                if grads_out is None:
+                    grads_out = _tensor_work(
+                        node, buffer, index, keep, targets, captured, needed, known
+                    )
+                if grads_out is not None:
+                    index += 1
+                    # Send each gradient to its input's buffer, and count the edge as done.
+                    for edge, g in zip(node.edges, grads_out, strict=True):
+                        if edge is not None:
+                            child = edge[0]
+                            if g is not None:
+                                slots = pending.get(child)
+                                if slots is None:
+                                    meta = child.output_meta
+                                    slots = [None] * (1 if meta is None else len(meta))
+                                    pending[child] = slots
+                                _add_array(slots, edge[1], g)
+                            remaining = dependencies[child] - 1
+                            dependencies[child] = remaining
+                            if remaining == 0:
+                                push(ready, (-child.seq, id(child), child))
+                    continue
+            for edge in node.edges:
+                if edge is not None:
+                    child = edge[0]
+                    remaining = dependencies[child] - 1
+                    dependencies[child] = remaining
+                    if remaining == 0:
+                        push(ready, (-child.seq, id(child), child))
+    except Exception as error:
+        if node is not None and getattr(error, "backward_node", None) is None:
+            error.backward_node = node
+        raise
+    finally:
+        _state.grad_enabled = user_grad_mode
+    return captured
+
+
+def _tensor_work(
+    node: Node,
+    buffer: list,
+    index: int,
+    retain_graph: bool,
+    targets: dict,
+    captured: list,
+    needed: set | None,
+    known: dict,
+) -> tuple | None:
+    """A node of the plain loop run on Tensors (see ``_run_plain``): its gradients out as
+    arrays, or None when it was skipped."""
+    grads_in = tuple([None if g is None else _as_tensor(g, known) for g in buffer])
+    watched = _state.observing
+    if watched:
+        previous = (_state.phase, _state.backward_node)
+        _state.phase, _state.backward_node = "backward", node
+    try:
+        grads_in, grads_out, skipped = _work(
+            node, grads_in, False, retain_graph, targets, captured, needed
+        )
+    finally:
+        if watched:
+            _state.phase, _state.backward_node = previous
+    if skipped:
+        return None
+    if _state.observers:
+        _step(index, node, grads_in, grads_out)
+    return tuple([None if g is None else g._data for g in grads_out])
+
+
+def _run_array_rule(node: Node, rule: Any, buffer: list) -> tuple | None:
+    """Run ``node``'s array rule on its incoming gradient arrays; None when the rule defers
+    to the Tensor rule. Gradients not matching their input's shape or dtype are fixed as
+    ``_validate`` fixes them."""
+    g = buffer[0]
+    grads_out = rule(node, np if type(g) is np.ndarray else device_of_array(g).xp, *buffer)
+    if grads_out is NotImplemented:
+        return None
+    if type(grads_out) is not tuple:
+        grads_out = (grads_out,)
+    for g, meta in zip(grads_out, node.input_meta, strict=True):
+        if g is not None and (
+            meta is None or g.shape != meta[0] or (g.dtype is not meta[1] and g.dtype != meta[1])
+        ):
+            tensors = tuple([None if g is None else _as_tensor(g, None) for g in grads_out])
+            return tuple([None if g is None else g._data for g in _validate(node, tensors)])
+    return grads_out
+
+
+def _as_tensor(array: Any, known: dict | None) -> Tensor:
+    """A gradient array as a Tensor on its device (0-d NumPy scalars become arrays); a root
+    gradient's array gives back the root gradient Tensor itself."""
+    if known:
+        tensor = known.get(id(array))
+        if tensor is not None and tensor._data is array:
+            return tensor
+    dev = cpu if type(array) is np.ndarray else device_of_array(array)
+    if type(array) is not dev.array_type:
+        array = dev.xp.asarray(array)
+    return wrap(array, dev)
+
+
+def _add_array(slots: list, nr: int, g: Any) -> None:
+    """Put gradient array ``g`` in slot ``nr``; two gradients meeting at one input are added
+    as arrays (as ``_sum_gradients`` does), or as Tensors when their shapes differ."""
+    previous = slots[nr]
+    if previous is None:
+        slots[nr] = g
+    elif previous.shape == g.shape:
+        slots[nr] = previous + g
+    else:
+        slots[nr] = (_as_tensor(previous, None) + _as_tensor(g, None))._data
 
 
 def _send(node: Node, grads_out: tuple, pending: dict) -> None:
@@ -221,9 +433,11 @@ def backward(
         if not inputs:
             raise RuntimeError("'inputs' argument to backward() cannot be empty.")
         _accumulate_into_inputs(tensors, grad_tensors, retain_graph, create_graph, inputs)
-        return
-    for _ in _execute(tensors, grad_tensors, retain_graph, create_graph, None, describe=False):
-        pass
+    elif _plain_eligible(create_graph):
+        _run_plain(tensors, grad_tensors, retain_graph, None)
+    else:
+        for _ in _execute(tensors, grad_tensors, retain_graph, create_graph, None, False):
+            pass
 
 
 def grad(
@@ -248,8 +462,7 @@ def grad(
         raise ValueError(
             "Expected allow_unused to be True or not passed when materialize_grads=True"
         )
-    steps = _execute(outputs, grad_outputs, retain_graph, create_graph, input_tensors, False)
-    captured = _drain(steps)
+    captured = _captured_gradients(outputs, grad_outputs, retain_graph, create_graph, input_tensors)
     result = []
     for i, (t, g) in enumerate(zip(input_tensors, captured, strict=True)):
         if g is None:
@@ -266,7 +479,14 @@ def grad(
 
 
 # ------------------------------------------------------------------------------ helpers
-def _drain(steps: Iterator[BackwardStep]) -> list:
+def _captured_gradients(
+    tensors: Any, grad_tensors: Any, retain_graph: Any, create_graph: bool, inputs: tuple
+) -> list:
+    """Run the backward pass to ``inputs`` and return their gradients (the plain loop when
+    it may run, else the iterator, drained)."""
+    if _plain_eligible(create_graph):
+        return _run_plain(tensors, grad_tensors, retain_graph, inputs)
+    steps = _execute(tensors, grad_tensors, retain_graph, create_graph, inputs, describe=False)
     while True:
         try:
             next(steps)
@@ -277,8 +497,7 @@ def _drain(steps: Iterator[BackwardStep]) -> list:
 def _accumulate_into_inputs(
     tensors: Any, grad_tensors: Any, retain_graph: Any, create_graph: bool, inputs: tuple
 ) -> None:
-    steps = _execute(tensors, grad_tensors, retain_graph, create_graph, inputs, describe=False)
-    captured = _drain(steps)
+    captured = _captured_gradients(tensors, grad_tensors, retain_graph, create_graph, inputs)
     for t, g in zip(inputs, captured, strict=True):
         if g is not None:
             _add_to_grad(t, g if create_graph else g.detach())

@@ -36,7 +36,7 @@ class Node:
     # Hot attributes in slots; hooks and metadata default at class level until first set.
     __slots__ = ("__dict__", "__weakref__", "attrs", "edges", "input_meta", "op", "seq")
 
-    _saved_inputs: tuple | None = None
+    _saved_inputs: list | tuple | None = None
     _saved_outputs: tuple | None = None
     _freed = False
     _pre_hooks: dict | None = None
@@ -45,6 +45,7 @@ class Node:
     _retain_grad_hooks: dict | None = None
     output_meta: tuple | None = None
     _metadata: dict | None = None
+    _has_hooks = False  # set by any hook registration: the engine's fast path checks one flag
 
     def __init__(self, op: Any, edges: tuple, attrs: dict, input_meta: tuple) -> None:
         self.op = op
@@ -104,6 +105,29 @@ class Node:
                 saved.append(self._unpack_output(data, dev, counter, version, output_nr))
         return tuple(saved)
 
+    def saved_arrays(self) -> tuple:
+        """``saved_tensors`` as arrays (Python scalars as they are), with the same checks:
+        what array-level rules read."""
+        if self._freed:
+            raise RuntimeError(FREED_MESSAGE)
+        saved: list = []
+        if self._saved_inputs is not None:
+            for entry in self._saved_inputs:
+                if type(entry) is tuple:
+                    tensor, version = entry
+                    counter = tensor._version_counter
+                    if (0 if counter is None else counter.value) != version:
+                        self._unpack_input(entry, len(saved))
+                    saved.append(tensor._data)
+                else:
+                    saved.append(entry)
+        if self._saved_outputs is not None:
+            for data, _, counter, version, output_nr in self._saved_outputs:
+                if counter.value != version:
+                    _raise_modified(self, counter, version, data, f"output {output_nr}")
+                saved.append(data)
+        return tuple(saved)
+
     def _unpack_input(self, entry: Any, index: int) -> Any:
         if type(entry) is not tuple:
             return entry  # a Python scalar argument
@@ -150,6 +174,7 @@ class Node:
 
         if self._post_hooks is None:
             self._post_hooks = {}
+        self._has_hooks = True
         return RemovableHandle(self._post_hooks, hook)
 
     def register_prehook(self, hook: Callable) -> Any:
@@ -158,6 +183,7 @@ class Node:
 
         if self._pre_hooks is None:
             self._pre_hooks = {}
+        self._has_hooks = True
         return RemovableHandle(self._pre_hooks, hook)
 
     def register_tensor_pre_hook(self, output_nr: int, hook: Callable) -> Any:
@@ -165,11 +191,13 @@ class Node:
 
         if self._tensor_pre_hooks is None:
             self._tensor_pre_hooks = {}
+        self._has_hooks = True
         return RemovableHandle(self._tensor_pre_hooks.setdefault(output_nr, {}), hook)
 
     def register_retain_grad_hook(self, output_nr: int, hook: Callable) -> None:
         if self._retain_grad_hooks is None:
             self._retain_grad_hooks = {}
+        self._has_hooks = True
         self._retain_grad_hooks[output_nr] = hook
 
     def apply(self, *grad_outputs: Tensor) -> tuple:

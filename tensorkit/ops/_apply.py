@@ -45,9 +45,16 @@ class OpDef:
     node, giving ``ctx.saved_tensors``, ``ctx.attrs`` and ``ctx.needs_input_grad``.
     ``outputs`` is 1, or -1 for an op returning a tuple; ``view`` marks ops whose output shares
     its first input's storage; ``moves_device`` marks the op whose output lives elsewhere.
+
+    ``array_rule(ctx, xp, *grads)`` is an optional copy of the rule's arithmetic on raw arrays
+    (reading ``ctx.saved_arrays()``), which the engine runs for a first-order backward that
+    nothing records or observes, skipping op dispatch. It must compute exactly the NumPy
+    operations the Tensor rule would, and returns ``NotImplemented`` for inputs it does not
+    cover (then the Tensor rule runs).
     """
 
     __slots__ = (
+        "array_rule",
         "backward",
         "forward",
         "moves_device",
@@ -71,6 +78,7 @@ class OpDef:
         outputs: int = 1,
         node_name: str | None = None,
         moves_device: bool = False,
+        array_rule: Callable | None = None,
     ) -> None:
         self.name = name
         self.node_name = node_name or "".join(p.capitalize() for p in name.split("_")) + "Backward0"
@@ -81,6 +89,7 @@ class OpDef:
         self.view = view
         self.outputs = outputs
         self.moves_device = moves_device
+        self.array_rule = array_rule
 
     def __repr__(self) -> str:
         return f"OpDef({self.name!r})"
@@ -115,6 +124,20 @@ _WEAK_SCALARS = {
     "u": (int, bool),
     "b": (bool,),
 }
+
+
+def same_real_float(g: Any, *values: Any) -> bool:
+    """Whether ``g`` has a real floating dtype that every value shares (a Python int or float
+    counts, being weak): then an array rule's NumPy arithmetic is the Tensor rule's exactly,
+    with no promotion and no complex conjugation in between."""
+    np_dtype = g.dtype
+    if np_dtype.kind != "f":
+        return False
+    for value in values:
+        kind = type(value)
+        if kind is not float and kind is not int and getattr(value, "dtype", None) is not np_dtype:
+            return False
+    return True
 
 
 def unwrap(op: OpDef, inputs: tuple) -> tuple[list, Any, bool]:
@@ -228,34 +251,39 @@ def _finish_multi(
 
 
 def make_node(op: Any, inputs: tuple, attrs: dict) -> Node:
-    """A graph node for ``op`` applied to ``inputs``: edges, input metadata, saved inputs."""
+    """A graph node for ``op`` applied to ``inputs``: edges, input metadata, saved inputs.
+
+    A saved input is ``(tensor, its version now)``; scalars and None are kept as they are.
+    """
     edges = []
     meta = []
+    saved = [] if op.saves & SAVE_INPUTS else None
     for x in inputs:
-        if isinstance(x, Tensor) and x._requires_grad:
-            producer = x.grad_fn
-            edges.append((grad_accumulator(x), 0) if producer is None else (producer, x._output_nr))
-            data = x._data
-            meta.append((data.shape, data.dtype))
-        else:
-            edges.append(None)
-            meta.append(None)
+        if isinstance(x, Tensor):
+            if saved is not None:
+                counter = x._version_counter
+                saved.append((x, 0 if counter is None else counter.value))
+            if x._requires_grad:
+                producer = x.grad_fn
+                if producer is None:
+                    edges.append((grad_accumulator(x), 0))
+                else:
+                    edges.append((producer, x._output_nr))
+                data = x._data
+                meta.append((data.shape, data.dtype))
+                continue
+        elif saved is not None:
+            saved.append(x)
+        edges.append(None)
+        meta.append(None)
     node = Node(op, edges, attrs, meta)
-    if op.saves & SAVE_INPUTS:
-        node._saved_inputs = [_saved_input(x) for x in inputs]
+    if saved is not None:
+        node._saved_inputs = saved
     if _state.anomaly:
         from ..autograd.anomaly import remember_forward_trace
 
         remember_forward_trace(node)
     return node
-
-
-def _saved_input(x: Any) -> Any:
-    """``(tensor, its version now)`` for a tensor; scalars and None are kept as they are."""
-    if isinstance(x, Tensor):
-        counter = x._version_counter
-        return (x, 0 if counter is None else counter.value)
-    return x
 
 
 def _link_view(

@@ -9,7 +9,7 @@ from __future__ import annotations
 from typing import Any
 
 from ..tensor import Tensor, wrap
-from ._apply import COMMON, FLOAT, SAVE_BOTH, SAVE_INPUTS, OpDef, apply
+from ._apply import COMMON, FLOAT, SAVE_BOTH, SAVE_INPUTS, OpDef, apply, same_real_float
 from .complex import conj
 
 __all__ = [
@@ -70,6 +70,20 @@ def _sub_rule(ctx: Any, g: Tensor) -> tuple:
     return (g if first is not None else None), (-g if alpha == 1 else g * -alpha)
 
 
+def _add_arrays(ctx: Any, xp: Any, g: Any) -> Any:
+    if ctx.attrs:  # alpha
+        return NotImplemented
+    first, second = ctx.edges
+    return (g if first is not None else None), (g if second is not None else None)
+
+
+def _sub_arrays(ctx: Any, xp: Any, g: Any) -> Any:
+    if ctx.attrs:
+        return NotImplemented
+    first, second = ctx.edges
+    return (g if first is not None else None), (-g if second is not None else None)
+
+
 def _add_forward(xp: Any, a: Any, b: Any, alpha: Any = 1) -> Any:
     return a + b if alpha == 1 else a + b * alpha
 
@@ -94,12 +108,30 @@ def _mul_rule(ctx: Any, g: Tensor) -> tuple:
     return (g * _conj(b) if need_a else None), (g * _conj(a) if need_b else None)
 
 
+def _mul_arrays(ctx: Any, xp: Any, g: Any) -> Any:
+    a, b = ctx.saved_arrays()
+    if not same_real_float(g, a, b):
+        return NotImplemented
+    first, second = ctx.edges
+    return (g * b if first is not None else None), (g * a if second is not None else None)
+
+
 def _div_rule(ctx: Any, g: Tensor) -> tuple:
     a, b = ctx.saved_tensors  # inputs only, as PyTorch: the quotient may be changed in place
     need_a, need_b = ctx.needs_input_grad
     grad_a = g / _conj(b) if need_a else None
     grad_b = -g * _conj(a / (b * b)) if need_b else None
     return grad_a, grad_b
+
+
+def _div_arrays(ctx: Any, xp: Any, g: Any) -> Any:
+    a, b = ctx.saved_arrays()
+    if not same_real_float(g, a, b):
+        return NotImplemented
+    first, second = ctx.edges
+    return (g / b if first is not None else None), (
+        -g * (a / (b * b)) if second is not None else None
+    )
 
 
 def _zero_rule(ctx: Any, g: Tensor) -> tuple:
@@ -293,10 +325,24 @@ def _lerp_rule(ctx: Any, g: Tensor) -> tuple:
     return grad_start, grad_end, grad_weight
 
 
-_ADD = OpDef("add", _add_forward, _add_rule, promote=COMMON)
-_SUB = OpDef("sub", _sub_forward, _sub_rule, promote=COMMON)
-_MUL = OpDef("mul", lambda xp, a, b: a * b, _mul_rule, promote=COMMON, saves=SAVE_INPUTS)
-_DIV = OpDef("div", lambda xp, a, b: a / b, _div_rule, promote=FLOAT, saves=SAVE_INPUTS)
+_ADD = OpDef("add", _add_forward, _add_rule, promote=COMMON, array_rule=_add_arrays)
+_SUB = OpDef("sub", _sub_forward, _sub_rule, promote=COMMON, array_rule=_sub_arrays)
+_MUL = OpDef(
+    "mul",
+    lambda xp, a, b: a * b,
+    _mul_rule,
+    promote=COMMON,
+    saves=SAVE_INPUTS,
+    array_rule=_mul_arrays,
+)
+_DIV = OpDef(
+    "div",
+    lambda xp, a, b: a / b,
+    _div_rule,
+    promote=FLOAT,
+    saves=SAVE_INPUTS,
+    array_rule=_div_arrays,
+)
 _FLOOR_DIV = OpDef("floor_divide", _floor_div_forward, _zero_rule, promote=COMMON)
 _TRUNC_DIV = OpDef(
     "div_trunc", lambda xp, a, b: _trunc_divide(xp, a, b), _zero_rule, promote=COMMON

@@ -6,7 +6,7 @@ from __future__ import annotations
 from typing import Any
 
 from ..tensor import Tensor
-from ._apply import COMMON, SAVE_INPUTS, OpDef, apply
+from ._apply import COMMON, SAVE_INPUTS, OpDef, apply, same_real_float
 from .shape import broadcast_shapes
 
 
@@ -21,10 +21,21 @@ def _matmul_rule(ctx: Any, g: Tensor) -> tuple:
     return grad_a, grad_b
 
 
+def _matmul_arrays(ctx: Any, xp: Any, g: Any) -> Any:
+    a, b = ctx.saved_arrays()
+    if not same_real_float(g, a, b):
+        return NotImplemented
+    first, second = ctx.edges
+    grad_a = xp.matmul(g, xp.swapaxes(b, -1, -2)) if first is not None else None
+    grad_b = xp.matmul(xp.swapaxes(a, -1, -2), g) if second is not None else None
+    return grad_a, grad_b
+
+
 _MATMUL = OpDef(
     "matmul",
     _matmul_forward,
     _matmul_rule,
+    array_rule=_matmul_arrays,
     promote=COMMON,
     saves=SAVE_INPUTS,
     node_name="MmBackward0",

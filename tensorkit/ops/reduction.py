@@ -53,6 +53,13 @@ def expand_reduced(g: Tensor, shape: tuple, dims: tuple | None, keepdim: bool) -
     return expand(g, shape)
 
 
+def _expand_reduced_array(xp: Any, g: Any, shape: tuple, dims: Any, keepdim: bool) -> Any:
+    """``expand_reduced`` on an array: the same views, made without op dispatch."""
+    if not keepdim and shape:
+        g = g.reshape(tuple(1 if dims is None or i in dims else n for i, n in enumerate(shape)))
+    return xp.broadcast_to(g, shape)
+
+
 def sum_to_shape(g: Tensor, shape: tuple) -> Tensor:
     """Sum ``g`` over the dims that broadcasting added or stretched, to get ``shape``."""
     g_shape = tuple(g.shape)
@@ -89,6 +96,19 @@ def _mean_rule(ctx: Any, g: Tensor) -> Tensor:
     return expand_reduced(g, shape, axis, ctx.attrs["keepdims"]) / count
 
 
+def _sum_arrays(ctx: Any, xp: Any, g: Any) -> Any:
+    attrs = ctx.attrs
+    return _expand_reduced_array(xp, g, ctx.input_meta[0][0], attrs["axis"], attrs["keepdims"])
+
+
+def _mean_arrays(ctx: Any, xp: Any, g: Any) -> Any:
+    if g.dtype.kind not in "fc":  # the Tensor rule's division would promote first
+        return NotImplemented
+    shape = ctx.input_meta[0][0]
+    axis = ctx.attrs["axis"]
+    return _expand_reduced_array(xp, g, shape, axis, ctx.attrs["keepdims"]) / _count(shape, axis)
+
+
 def _count(shape: tuple, axis: Any) -> int:
     total = 1
     for i, n in enumerate(shape):
@@ -110,7 +130,7 @@ def _half_in_float(forward: Any) -> Any:
     return widened
 
 
-_SUM = OpDef("sum", _half_in_float(_sum_forward), _sum_rule)
+_SUM = OpDef("sum", _half_in_float(_sum_forward), _sum_rule, array_rule=_sum_arrays)
 
 
 def _mean_forward(xp: Any, x: Any, axis: Any, keepdims: bool) -> Any:
@@ -119,7 +139,7 @@ def _mean_forward(xp: Any, x: Any, axis: Any, keepdims: bool) -> Any:
     return (x.sum(axis=axis, keepdims=keepdims) / _count(x.shape, axis)).astype(x.dtype)
 
 
-_MEAN = OpDef("mean", _half_in_float(_mean_forward), _mean_rule)
+_MEAN = OpDef("mean", _half_in_float(_mean_forward), _mean_rule, array_rule=_mean_arrays)
 
 
 def sum(input: Tensor, dim: Any = None, keepdim: bool = False, *, dtype: Any = None) -> Tensor:  # noqa: A001

@@ -11,7 +11,16 @@ from collections.abc import Callable
 from typing import Any
 
 from ..tensor import Tensor
-from ._apply import FLOAT, KEEP, SAVE_INPUTS, SAVE_NONE, SAVE_OUTPUT, OpDef, apply
+from ._apply import (
+    FLOAT,
+    KEEP,
+    SAVE_INPUTS,
+    SAVE_NONE,
+    SAVE_OUTPUT,
+    OpDef,
+    apply,
+    same_real_float,
+)
 from .binary import where
 from .complex import conj
 
@@ -392,7 +401,37 @@ _TABLE: dict[str, tuple[Callable, Callable | None, int, str]] = {
     "positive": (_positive, lambda ctx, g: g, SAVE_NONE, KEEP),
 }
 
-_OPS = {name: OpDef(name, *row[:2], saves=row[2], promote=row[3]) for name, row in _TABLE.items()}
+
+def _on_real(rule: Callable) -> Callable:
+    """An array rule ``rule(xp, g, saved)`` for a table row, run when ``g`` and the saved
+    value share a real floating dtype (the Tensor rule covers complex and mixed dtypes)."""
+
+    def array_rule(ctx: Any, xp: Any, g: Any) -> Any:
+        saved = ctx.saved_arrays()[0]
+        if not same_real_float(g, saved):
+            return NotImplemented
+        return rule(xp, g, saved)
+
+    return array_rule
+
+
+# The same arithmetic as the Tensor rules above, on arrays (see OpDef.array_rule).
+_ARRAY_RULES: dict[str, Callable] = {
+    "neg": lambda ctx, xp, g: -g,
+    "exp": _on_real(lambda xp, g, out: g * out),
+    "log": _on_real(lambda xp, g, x: g / x),
+    "sqrt": _on_real(lambda xp, g, out: g / (2 * out)),
+    "sin": _on_real(lambda xp, g, x: g * xp.cos(x)),
+    "cos": _on_real(lambda xp, g, x: -g * xp.sin(x)),
+    "tanh": _on_real(_TANH_BACKWARD.forward),
+    "sigmoid": _on_real(_SIGMOID_BACKWARD.forward),
+    "relu": _on_real(_THRESHOLD_BACKWARD.forward),
+}
+
+_OPS = {
+    name: OpDef(name, *row[:2], saves=row[2], promote=row[3], array_rule=_ARRAY_RULES.get(name))
+    for name, row in _TABLE.items()
+}
 _ROUND = OpDef("round", _rounding("round"), _zero_grad)
 _NAN_TO_NUM = OpDef(
     "nan_to_num",
