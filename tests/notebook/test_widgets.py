@@ -8,7 +8,6 @@ import re
 import subprocess
 import sys
 from pathlib import Path
-from typing import Any
 
 import pytest
 import traitlets
@@ -175,69 +174,6 @@ def test_static_fallback_folds_the_collapsed_modules() -> None:
     assert not any(f'data-id="{m}"' in page for m in members)
     with pytest.raises(ValueError, match="color_by must be one of"):
         widgets.graph_svg(widget.graph, color_by="rainbow")
-
-
-CHROMIUM = Path("/usr/bin/chromium")
-# The widget's front end alone, in a plain page: a model object standing in for anywidget's.
-RENDER = """(graph) => {
-  const state = {graph, selected: "", collapsed: graph.collapsed, color_by: "none",
-                 show_backward: true};
-  const listeners = {};
-  window.tkState = state;
-  const model = {
-    get: (name) => state[name],
-    set: (name, value) => {
-      state[name] = value;
-      (listeners["change:" + name] || []).forEach((f) => f());
-    },
-    on: (event, fn) => { (listeners[event] = listeners[event] || []).push(fn); },
-    off() {},
-    save_changes() {},
-  };
-  window.tkWidget.render({model, el: document.body});
-}"""
-
-
-@pytest.mark.browser
-def test_toolbar_colours_with_a_legend_and_toggles_the_gradient_band() -> None:
-    sync_api = pytest.importorskip("playwright.sync_api")
-    if not CHROMIUM.exists():
-        pytest.skip("needs Chromium at /usr/bin/chromium")
-    graph = tk.notebook.show(_backward_tape()).graph
-    static = ROOT / "tensorkit" / "notebook" / "static"
-    css = (static / "widgets.css").read_text(encoding="utf-8")
-    page_html = f"<html><head><style>{css}</style></head><body></body></html>"
-    loader = "<script type=module>import w from './graph.js'; window.tkWidget = w;</script>"
-
-    def serve(route: Any) -> None:
-        if route.request.url.endswith("/graph.js"):
-            body, kind = (static / "graph.js").read_text(encoding="utf-8"), "text/javascript"
-        else:
-            body, kind = page_html.replace("</body>", loader + "</body>"), "text/html"
-        route.fulfill(body=body, content_type=kind)
-
-    args = ["--no-sandbox", "--disable-gpu", "--disable-background-networking"]
-    with sync_api.sync_playwright() as p:
-        browser = p.chromium.launch(executable_path=str(CHROMIUM), args=args)
-        page = browser.new_page()
-        page.route("http://widget.test/**", serve)
-        page.goto("http://widget.test/index.html")
-        page.wait_for_function("window.tkWidget !== undefined")
-        page.evaluate(RENDER, graph)
-        nodes = page.locator("g.tk-node")
-        assert nodes.count() == len(graph["nodes"])
-        assert page.locator("path.tk-link").count() == len(graph["links"])
-        assert page.locator(".tk-legend-title").count() == 0
-        page.select_option("select.tk-color-by", "grad_norm")
-        assert page.evaluate("window.tkState.color_by") == "grad_norm"
-        assert page.locator(".tk-legend-title").text_content() == "gradient norm"
-        norms = [n["metrics"]["grad_norm"] for n in graph["nodes"] if "grad_norm" in n["metrics"]]
-        assert page.locator(".tk-legend-max").text_content() == f"{max(norms):.4g}"
-        page.uncheck("input.tk-show-backward")
-        assert page.evaluate("window.tkState.show_backward") is False
-        assert nodes.count() == sum(1 for n in graph["nodes"] if n["band"] == 0)
-        assert page.locator("g.tk-backward").count() == 0
-        browser.close()
 
 
 def _check_bundle():
