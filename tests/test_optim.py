@@ -551,3 +551,32 @@ def test_lbfgs_errors() -> None:
         optim.LBFGS([a], line_search_fn="armijo")
     with pytest.raises(ValueError, match="Invalid learning rate: -1"):
         optim.LBFGS([a], lr=-1)
+
+
+@pytest.mark.parametrize("name", ["SGD", "Adam", "AdamW", "RMSprop", "LBFGS"])
+def test_step_is_labelled_for_profilers_as_in_pytorch(name: str) -> None:
+    w = tk.ones(3, requires_grad=True)
+    opt = getattr(tk.optim, name)([w], lr=0.1)
+
+    def closure() -> tk.Tensor:
+        opt.zero_grad()
+        loss = (w * w).sum()
+        loss.backward()
+        return loss
+
+    with tk.profiler.profile() as prof:
+        opt.step(closure)
+    assert [r["name"] for r in prof.ranges()] == [f"Optimizer.step#{name}.step"]
+    assert "optimizer" in {r.phase for r in prof.records}
+
+
+def test_optimizer_ops_keep_their_phase_on_a_tape_inside_the_profile() -> None:
+    from tensorkit.notebook.profile_model import build_profile
+
+    w = tk.ones(3, requires_grad=True)
+    opt = tk.optim.SGD([w], lr=0.1)
+    with tk.profiler.profile() as prof, tk.autograd.Tape() as tape:
+        (w * 2).sum().backward()
+        opt.step()
+    phases = {row["phase"] for row in build_profile(tape)["rows"]}
+    assert phases == {r.phase for r in prof.records} == {"forward", "backward", "optimizer"}

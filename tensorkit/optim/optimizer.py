@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 import sys
 import warnings
 from collections import defaultdict
@@ -13,9 +14,28 @@ from .._callsite import is_package_file
 from .._dtype import float32, float64, get_default_dtype
 from ..autograd.grad_mode import enable_grad, set_grad_enabled
 from ..ops.creation import tensor, zeros_like
+from ..profiler.profile import record_function
 from ..tensor import Tensor
 
 ParamsT: TypeAlias = Iterable[Tensor] | Iterable[dict[str, Any]] | Iterable[tuple[str, Tensor]]
+
+
+def _profiled(step: Callable) -> Callable:
+    """``step`` inside ``record_function("Optimizer.step#<class>.step")``, as PyTorch labels it,
+    so profilers put its ops in the "optimizer" phase (once, when an override calls super)."""
+
+    @functools.wraps(step)
+    def labelled(self: Optimizer, *args: Any, **kwargs: Any) -> Any:
+        if self._stepping:
+            return step(self, *args, **kwargs)
+        self._stepping = True
+        try:
+            with record_function(f"Optimizer.step#{type(self).__name__}.step"):
+                return step(self, *args, **kwargs)
+        finally:
+            self._stepping = False
+
+    return labelled
 
 
 class Optimizer:
@@ -28,6 +48,12 @@ class Optimizer:
     """
 
     _supports_complex = False
+    _stepping = False  # inside a labelled step (see _profiled)
+
+    def __init_subclass__(cls, **kwargs: Any) -> None:
+        super().__init_subclass__(**kwargs)
+        if "step" in cls.__dict__:
+            cls.step = _profiled(cls.__dict__["step"])  # type: ignore[method-assign]
 
     def __init__(self, params: ParamsT, defaults: dict[str, Any]) -> None:
         if isinstance(params, Tensor):
@@ -123,6 +149,7 @@ class Optimizer:
                 else:  # a broadcast (read-only) gradient from the engine: replace it
                     param.grad = zeros_like(grad)
 
+    @_profiled
     def step(self, closure: Callable[[], Any] | None = None) -> Any:
         """Update every parameter that has a gradient; returns ``closure()``'s loss if given.
 
