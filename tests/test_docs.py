@@ -11,6 +11,7 @@ import importlib.util
 import pkgutil
 import posixpath
 import re
+import subprocess
 import sys
 from pathlib import Path
 from types import ModuleType
@@ -55,10 +56,21 @@ def docname(path: Path) -> str:
     return path.relative_to(DOCS).with_suffix("").as_posix()
 
 
+_TOP_MODULES = (
+    "import types, tensorkit; "
+    "print(*[n for n, v in vars(tensorkit).items() if isinstance(v, types.ModuleType)])"
+)
+
+
 def public_modules() -> set[str]:
     """``tensorkit``, its public submodules (lazy ones included) and, recursively, modules
     named in their ``__all__``, plus the notebook widget modules."""
-    top = [name for name, value in vars(tensorkit).items() if isinstance(value, ModuleType)]
+    # Read in a fresh interpreter: in this one, earlier tests may have imported submodules
+    # (tensorkit.examples, say) that ``import tensorkit`` alone does not.
+    fresh = subprocess.run(
+        [sys.executable, "-c", _TOP_MODULES], capture_output=True, text=True, check=True
+    )
+    top = fresh.stdout.split()
     names = [f"tensorkit.{name}" for name in (*top, *tensorkit._LAZY_SUBMODULES)]
     found, queue = {"tensorkit"}, [n for n in names if not n.split(".")[-1].startswith("_")]
     while queue:
