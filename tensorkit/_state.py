@@ -4,6 +4,12 @@
 - ``inference_mode``: ``inference_mode`` is on (tensors made now are marked inference tensors).
 - ``observers``: active op observers (a Tape, the profiler, anomaly mode); ``observing`` is
   ``bool(observers)``, checked once per op, so observers cost nothing when none is active.
+- ``node_observers``: a tuple of the observers whose ``backward_detail`` is "nodes": in a
+  first-order backward they get ``op_started``/``op_finished`` once per autograd node (an
+  ``autograd.engine.NodeEvent``), not for every op inside the rules.
+  ``ops_in_backward``: some active observer lacks that attribute or asks for "ops" (a Tape,
+  the CUDA memory history recorder), so backward runs every rule through the observed op
+  path and all observers see its ops.
 - ``phase``: "forward", or "backward" while the engine runs a gradient rule.
 - ``module_path``: names of the nn modules whose forward is running, outermost first.
 - ``anomaly``: ``detect_anomaly`` is on.
@@ -17,6 +23,8 @@ grad_enabled: bool = True
 inference_mode: bool = False
 observers: list[Any] = []
 observing: bool = False
+node_observers: tuple[Any, ...] = ()
+ops_in_backward: bool = False
 phase: str = "forward"
 backward_node: Any = None
 module_path: list[str] = []
@@ -28,9 +36,18 @@ def add_observer(observer: Any) -> None:
     global observing
     observers.append(observer)
     observing = True
+    _sort_backward_detail()
 
 
 def remove_observer(observer: Any) -> None:
     global observing
     observers.remove(observer)
     observing = bool(observers)
+    _sort_backward_detail()
+
+
+def _sort_backward_detail() -> None:
+    """Recompute ``node_observers`` and ``ops_in_backward`` from ``observers``."""
+    global node_observers, ops_in_backward
+    node_observers = tuple(o for o in observers if getattr(o, "backward_detail", "ops") == "nodes")
+    ops_in_backward = len(node_observers) < len(observers)

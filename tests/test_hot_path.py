@@ -268,6 +268,20 @@ def test_plain_backward_runs_the_array_rules(monkeypatch):
     assert ran == []
 
 
+@pytest.mark.parametrize("backward_ops", [False, True])
+def test_a_profile_keeps_the_array_rules_unless_it_records_backward_ops(monkeypatch, backward_ops):
+    from tensorkit.ops import binary
+
+    ran = []
+    rule = binary._MUL.array_rule
+    monkeypatch.setattr(binary._MUL, "array_rule", lambda *args: ran.append(1) or rule(*args))
+    x = tk.ones(3, requires_grad=True)
+    with tk.profiler.profile(backward_ops=backward_ops):
+        (x * x).sum().backward()
+    assert x.grad.tolist() == [2.0, 2.0, 2.0]
+    assert ran == ([] if backward_ops else [1])
+
+
 def test_several_roots_and_backward_inputs_match_iterator():
     def run(plain):
         x, w = _leaves(2, [(4,), (4,)], np.float64)

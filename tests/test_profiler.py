@@ -17,7 +17,8 @@ FORWARD = [
     "permute", "matmul", "add", "relu", "permute", "matmul", "add",
     "expand", "expand", "sub", "mul", "mean",
 ]  # fmt: skip
-# (backward op, the forward op whose gradient rule ran it); None: a leaf's accumulation
+# With backward_ops=True: (backward op, the forward op whose gradient rule ran it); None: a
+# leaf's accumulation. (By default backward is one record per node: test_profiler_backward.)
 BACKWARD = [
     ("view", "mean"), ("expand", "mean"), ("div", "mean"),
     ("mul", "mul"), ("mul", "mul"), ("add", "mul"),
@@ -58,7 +59,8 @@ def run_step(model: Any, x: Any, target: Any) -> None:
 @pytest.fixture(scope="module")
 def prof() -> profiler.profile:
     model, x, target = small_model()
-    with profiler.profile(record_shapes=True, record_memory=True, with_stack=True) as p:
+    options = {"record_shapes": True, "record_memory": True, "with_stack": True}
+    with profiler.profile(**options, backward_ops=True) as p:
         run_step(model, x, target)
     return p
 
@@ -110,8 +112,7 @@ def test_record_function_and_optimizer_phase(tmp_path: Any) -> None:
     with profiler.profile() as p:
         with profiler.record_function("my_step"), profiler.record_function("inner"):
             run_step(model, x, target)
-        with profiler.record_function("Optimizer.step#SGD.step"):
-            opt.step()
+        opt.step()  # labels itself record_function("Optimizer.step#SGD.step"), as in PyTorch
     phases = {e["phase"] for e in p.events()}
     assert phases == {"forward", "backward", "optimizer"}
     assert all("my_step" in e["scopes"] for e in p.events() if e["phase"] != "optimizer")
@@ -228,7 +229,7 @@ def test_custom_function_is_one_event() -> None:
             return grad * 2
 
     x = tk.ones(3, requires_grad=True)
-    with profiler.profile() as p:
+    with profiler.profile(backward_ops=True) as p:
         Double.apply(x).sum().backward()
     names = [(e["name"], e["phase"]) for e in p.events()]
     assert names[0] == ("Double", "forward")
@@ -240,7 +241,8 @@ def test_custom_function_is_one_event() -> None:
 def test_plots() -> None:
     pytest.importorskip("matplotlib")
     model, x, target = small_model()
-    with profiler.profile(record_memory=True) as p:
+    # backward_ops: op names shared by both phases, so each bar stacks forward and backward
+    with profiler.profile(record_memory=True, backward_ops=True) as p:
         run_step(model, x, target)
     fig = p.plot_op_times(top=4)
     ax = fig.axes[0]

@@ -50,8 +50,9 @@ def train_step(x: tk.Tensor) -> None:
     (x * 2).sum().backward()
 
 
-OPS = [("mul", "forward"), ("sum", "forward"), ("view", "backward"), ("expand", "backward")]
-OPS += [("mul", "backward")]
+# backward: one record per autograd node (the default)
+OPS = [("mul", "forward"), ("sum", "forward"), ("SumBackward0", "backward")]
+OPS += [("MulBackward0", "backward"), ("AccumulateGrad", "backward")]
 
 
 # ------------------------------------------------------------------------------ events mode
@@ -166,7 +167,7 @@ def test_a_training_step_on_the_standin_device_records_as_on_the_cpu(fake: Stand
     model.to("cuda")
     x, target = x.to("cuda"), target.to("cuda")
     options = {"record_shapes": True, "record_memory": True, "with_stack": True}
-    with profiler.profile(**options) as prof:
+    with profiler.profile(**options, backward_ops=True) as prof:
         run_step(model, x, target)
     events = prof.events()
     assert [e["name"] for e in events[: len(FORWARD)]] == FORWARD

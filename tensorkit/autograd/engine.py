@@ -5,15 +5,19 @@ most recently created first, as PyTorch does) and yields one :class:`BackwardSte
 the node, the gradients that flowed in and the gradients it produced. Gradients reaching a
 leaf are accumulated into ``.grad`` as the iterator goes; the notebook stepper pauses it
 between steps. ``backward()`` and ``grad()`` exhaust it when they record (``create_graph``) or
-something observes; otherwise they run ``_run_plain``, the same schedule as a plain loop in
-which gradients flow as arrays and ops with an ``array_rule`` skip op dispatch. The loops are
-iterative, so a chain of any depth backpropagates without touching Python's recursion limit.
+something observes op by op (a Tape, anomaly mode); otherwise they run ``_run_plain``, the
+same schedule as a plain loop in which gradients flow as arrays and ops with an
+``array_rule`` skip op dispatch. Observers that take backward at node level (the profiler,
+by default) get one ``NodeEvent`` per node from that loop. The loops are iterative, so a
+chain of any depth backpropagates without touching Python's recursion limit.
 """
 
 from __future__ import annotations
 
 import heapq
+import time
 from collections.abc import Iterator, Sequence
+from types import MappingProxyType
 from typing import Any
 
 import numpy as np
@@ -210,17 +214,20 @@ def _step(index: int, node: Node, grads_in: tuple, grads_out: tuple) -> Backward
 # ------------------------------------------------------------------ the plain fast path
 def _plain_eligible(create_graph: bool) -> bool:
     """Whether ``backward()``/``grad()`` may run the array-level loop: nothing is recorded
-    (no create_graph), observed or checked by anomaly mode."""
-    return not create_graph and not _state.observing and not _state.anomaly
+    (no create_graph), checked by anomaly mode or observed op by op (observers that take
+    backward as one event per node get those events from the loop)."""
+    return not create_graph and not _state.ops_in_backward and not _state.anomaly
 
 
 def _run_plain(tensors: Any, grad_tensors: Any, retain_graph: bool | None, inputs: Any) -> list:
-    """The engine for a first-order backward that nothing records or observes, as a plain
-    loop: gradients flow as raw arrays, and a node whose op has an ``array_rule`` runs it
-    without op dispatch or Tensor wrappers. Anything else (hooks, captured inputs, rules
-    without an array form, an observer or anomaly mode that a hook turned on) runs on
-    Tensors through ``_work``, exactly as in the iterator. Returns the captured gradients,
-    as ``_execute`` does."""
+    """The engine for a first-order backward that nothing records or observes op by op, as
+    a plain loop: gradients flow as raw arrays, and a node whose op has an ``array_rule``
+    runs it without op dispatch or Tensor wrappers. Anything else (hooks, captured inputs,
+    rules without an array form, an op-level observer or anomaly mode that a hook turned on)
+    runs on Tensors through ``_work``, exactly as in the iterator. While only node-level
+    observers are active, each node's work (either way) is reported to them as one
+    ``NodeEvent``, with op observation off inside it. Returns the captured gradients, as
+    ``_execute`` does."""
     root_edges, dependencies, targets, needed, captured = _prepare(
         tensors, grad_tensors, False, inputs
     )
@@ -230,6 +237,7 @@ def _run_plain(tensors: Any, grad_tensors: Any, retain_graph: bool | None, input
     # The roots' own Tensors, by array, so a root gradient that flows unchanged to a leaf or
     # a captured input is handed over as the very tensor the iterator would hand over.
     known = {id(g._data): g for buffer in pending.values() for g in buffer if g is not None}
+    home = _numpy_device(known)
     for node, buffer in pending.items():
         pending[node] = [None if g is None else g._data for g in buffer]
     ready = _ready_roots(root_edges, dependencies)
@@ -245,16 +253,23 @@ def _run_plain(tensors: Any, grad_tensors: Any, retain_graph: bool | None, input
             node = pop(ready)[2]
             buffer = pending.pop(node, None)
             if buffer is not None:
+                event = None
+                if (
+                    _state.observing
+                    and not _state.ops_in_backward
+                    and (needed is None or node in needed)
+                ):
+                    event = _node_started(node, buffer, home)
                 grads_out = None
                 if (
                     not node._has_hooks
-                    and not _state.observing
+                    and not _state.ops_in_backward
                     and not _state.anomaly
                     and (not targets or (node in needed and node not in targets))
                 ):
                     if type(node) is AccumulateGrad:
                         if not node.variable._leaf_hooks:
-                            _accumulate(node, _as_tensor(buffer[0], known), False)
+                            _accumulate(node, _as_tensor(buffer[0], known, home), False)
                             grads_out = ()
                     else:
                         rule = getattr(node.op, "array_rule", None)
@@ -271,8 +286,10 @@ def _run_plain(tensors: Any, grad_tensors: Any, retain_graph: bool | None, input
                                 node.free_saved()
                 if grads_out is None:
                     grads_out = _tensor_work(
-                        node, buffer, index, keep, targets, captured, needed, known
+                        node, buffer, index, keep, targets, captured, needed, known, home
                     )
+                if event is not None:
+                    _node_finished(event, grads_out)
                 if grads_out is not None:
                     index += 1
                     # Send each gradient to its input's buffer, and count the edge as done.
@@ -304,7 +321,75 @@ def _run_plain(tensors: Any, grad_tensors: Any, retain_graph: bool | None, input
         raise
     finally:
         _state.grad_enabled = user_grad_mode
+        _state.observing = bool(_state.observers)  # a node's work switches it off
     return captured
+
+
+class NodeEvent:
+    """One backward node's work, as node-level observers (``_state.node_observers``) see
+    it: the fields of an op event (``ops._apply.OpEvent``), for the node's whole work, with
+    its name ("MulBackward0", "AccumulateGrad"), phase "backward" and ``backward_node`` the
+    node. ``inputs`` are the gradient arrays flowing in and ``outputs`` those it produced,
+    one per forward input (None where there is none; for an ``AccumulateGrad``, the leaf's
+    new ``.grad``), all on ``device``: raw arrays, as the plain loop holds them (wrapping
+    each as a Tensor would cost more than recording it). ``op`` and ``node`` are None."""
+
+    __slots__ = (
+        "backward_node",
+        "device",
+        "end_ns",
+        "inputs",
+        "module_path",
+        "name",
+        "observers",
+        "outputs",
+        "records",
+        "start_ns",
+    )
+    op = None
+    node = None
+    phase = "backward"
+    attrs = MappingProxyType({})
+
+    def __init__(self, node: Node, inputs: tuple, device: Any, observers: tuple) -> None:
+        self.name = node.name()
+        self.inputs = inputs
+        self.device = device
+        self.outputs: tuple = ()
+        self.backward_node = node
+        self.module_path = ".".join(_state.module_path)
+        self.observers = observers
+        self.start_ns = 0
+        self.end_ns = 0
+        self.records: dict = {}
+
+
+def _node_started(node: Node, buffer: list, home: Any) -> NodeEvent:
+    """Tell the node-level observers that ``node``'s work starts, and switch op observation
+    off until ``_node_finished``: the rule's ops are part of the node's one event."""
+    first = buffer[0]
+    if first is None:
+        first = next(g for g in buffer if g is not None)
+    event = NodeEvent(node, tuple(buffer), _array_device(first, home), _state.node_observers)
+    for observer in event.observers:
+        observer.op_started(event)
+    _state.observing = False
+    event.start_ns = time.perf_counter_ns()
+    return event
+
+
+def _node_finished(event: NodeEvent, grads_out: tuple | None) -> None:
+    """Close ``event`` with the gradient arrays the node produced, and report it."""
+    event.end_ns = time.perf_counter_ns()
+    _state.observing = bool(_state.observers)
+    node = event.backward_node
+    if type(node) is AccumulateGrad:
+        grad = node.variable.grad
+        event.outputs = () if grad is None else (grad._data,)
+    elif grads_out:
+        event.outputs = grads_out
+    for observer in event.observers:
+        observer.op_finished(event)
 
 
 def _tensor_work(
@@ -316,10 +401,11 @@ def _tensor_work(
     captured: list,
     needed: set | None,
     known: dict,
+    home: Any,
 ) -> tuple | None:
     """A node of the plain loop run on Tensors (see ``_run_plain``): its gradients out as
     arrays, or None when it was skipped."""
-    grads_in = tuple([None if g is None else _as_tensor(g, known) for g in buffer])
+    grads_in = tuple([None if g is None else _as_tensor(g, known, home) for g in buffer])
     watched = _state.observing
     if watched:
         previous = (_state.phase, _state.backward_node)
@@ -352,22 +438,41 @@ def _run_array_rule(node: Node, rule: Any, buffer: list) -> tuple | None:
         if g is not None and (
             meta is None or g.shape != meta[0] or (g.dtype is not meta[1] and g.dtype != meta[1])
         ):
-            tensors = tuple([None if g is None else _as_tensor(g, None) for g in grads_out])
+            tensors = tuple([None if g is None else _as_tensor(g, None, None) for g in grads_out])
             return tuple([None if g is None else g._data for g in _validate(node, tensors)])
     return grads_out
 
 
-def _as_tensor(array: Any, known: dict | None) -> Tensor:
-    """A gradient array as a Tensor on its device (0-d NumPy scalars become arrays); a root
-    gradient's array gives back the root gradient Tensor itself."""
+def _as_tensor(array: Any, known: dict | None, home: Any) -> Tensor:
+    """A gradient array as a Tensor on its device (see ``_array_device``; 0-d NumPy scalars
+    become arrays); a root gradient's array gives back the root gradient Tensor itself."""
     if known:
         tensor = known.get(id(array))
         if tensor is not None and tensor._data is array:
             return tensor
-    dev = cpu if type(array) is np.ndarray else device_of_array(array)
+    dev = _array_device(array, home)
     if type(array) is not dev.array_type:
         array = dev.xp.asarray(array)
     return wrap(array, dev)
+
+
+def _numpy_device(known: dict) -> Any:
+    """The root gradients' device (``known`` holds them) when its arrays are NumPy's: the
+    CPU, or the test stand-in "cuda" device, whose arrays alone do not say where they live.
+    None otherwise."""
+    for root in known.values():
+        dev = root._device
+        return dev if dev.array_type is np.ndarray else None
+    return None
+
+
+def _array_device(array: Any, home: Any) -> Any:
+    """The device of a gradient array: a NumPy array's is ``home`` (``_numpy_device``) or
+    the CPU."""
+    kind = type(array)
+    if kind is np.ndarray or issubclass(kind, np.generic):
+        return cpu if home is None else home
+    return device_of_array(array)
 
 
 def _add_array(slots: list, nr: int, g: Any) -> None:
@@ -379,7 +484,7 @@ def _add_array(slots: list, nr: int, g: Any) -> None:
     elif previous.shape == g.shape:
         slots[nr] = previous + g
     else:
-        slots[nr] = (_as_tensor(previous, None) + _as_tensor(g, None))._data
+        slots[nr] = (_as_tensor(previous, None, None) + _as_tensor(g, None, None))._data
 
 
 def _send(node: Node, grads_out: tuple, pending: dict) -> None:

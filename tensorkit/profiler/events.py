@@ -1,4 +1,5 @@
-"""The profiler's plain records: one per op, one per ``record_function`` range."""
+"""The profiler's plain records: one per op or backward node, one per ``record_function``
+range."""
 
 from __future__ import annotations
 
@@ -6,11 +7,15 @@ from typing import Any
 
 from .stack import format_site
 
-TIMING_MODE = "host wall time (time.perf_counter_ns around each op's forward computation)"
+TIMING_MODE = (
+    "host wall time (time.perf_counter_ns around each op's forward computation and each "
+    "backward node's work)"
+)
 
 
 class OpRecord:
-    """One observed op. Times are nanoseconds; memory fields stay None unless recorded.
+    """One observed op, or one backward node (``name`` "MulBackward0", phase "backward":
+    the node's whole work). Times are nanoseconds; memory fields stay None unless recorded.
 
     ``gpu_time_ns`` is the op's GPU time from CUDA events and ``gpu_start_ns`` its GPU start
     on the host clock (see ``profiler.gpu``); both are None for ops that did not run on a

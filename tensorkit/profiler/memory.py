@@ -23,25 +23,38 @@ def live_bytes(device: str) -> int:
     return 0 if counters is None else counters.current
 
 
-def count_outputs(inputs: tuple, outputs: tuple, device: str) -> int:
-    """Count the new buffers behind ``outputs`` (not an input's); returns their bytes."""
+def count_outputs(inputs: tuple, outputs: tuple, device: str, arrays: bool = False) -> int:
+    """Count the new buffers behind ``outputs`` (not an input's); returns their bytes.
+    ``arrays``: inputs and outputs are gradient arrays (None where there is none), as a
+    backward node's event carries them, not Tensors."""
     allocated = 0
     for out in outputs:
-        if type(out) is not Tensor:
+        if arrays:
+            if out is None:
+                continue
+            data = out
+        elif type(out) is Tensor:
+            data = out._data
+        else:
             continue
-        data = out._data
         buffer = data if data.base is None else memory.buffer_of(data)
-        if id(buffer) in memory._live or _is_input_buffer(buffer, inputs):
+        if id(buffer) in memory._live or _is_input_buffer(buffer, inputs, arrays):
             continue
         allocated += memory.track(buffer, device)
     return allocated
 
 
-def _is_input_buffer(buffer: object, inputs: tuple) -> bool:
-    """Whether ``buffer`` holds the memory of one of the tensors in ``inputs``."""
+def _is_input_buffer(buffer: object, inputs: tuple, arrays: bool) -> bool:
+    """Whether ``buffer`` holds the memory of one of ``inputs`` (see ``count_outputs``)."""
     for x in inputs:
-        if isinstance(x, Tensor):
+        if arrays:
+            if x is None:
+                continue
+            data = x
+        elif isinstance(x, Tensor):
             data = x._data
-            if buffer is data or (data.base is not None and buffer is memory.buffer_of(data)):
-                return True
+        else:
+            continue
+        if buffer is data or (data.base is not None and buffer is memory.buffer_of(data)):
+            return True
     return False

@@ -1,4 +1,5 @@
-"""``profile``: an op observer that records every op, forward and backward, while active.
+"""``profile``: an op observer that records every forward op and each backward node (or,
+with ``backward_ops=True``, each op the gradient rules run) while active.
 
 Inactive, it costs nothing: it is a registered observer only inside its ``with`` block.
 While active, the per-op work is kept small: a few values appended to flat lists, turned
@@ -15,7 +16,7 @@ from .. import _state, memory
 from .._backend import cpu, cuda_in_use, cupy_module
 from ..tensor import Tensor
 from . import memory as op_memory
-from .events import CORE_FIELDS, OpRecord, RangeRecord, make_record
+from .events import CORE_FIELDS, EXTRA_FIELDS, OpRecord, RangeRecord, make_record
 from .gpu import GpuTimer, check_mode, timing_text
 from .stack import call_site
 
@@ -51,8 +52,13 @@ class record_function(contextlib.ContextDecorator):  # noqa: N801 (PyTorch's nam
 class profile:  # noqa: N801 (PyTorch's name)
     """``with profile(record_shapes=True, record_memory=True, with_stack=True) as prof:``.
 
-    Records name, phase, host wall time, device, module path and, for backward ops, the
-    index of the forward op whose gradient rule ran them; shapes/dtypes, call sites and
+    Records name, phase, host wall time, device, module path and, for backward records, the
+    index of the forward op they differentiate. Backward is recorded as PyTorch's profiler
+    does, one record per autograd node ("MulBackward0", "AccumulateGrad": the node's whole
+    work), on the engine's fast array path; ``backward_ops=True`` records every op the
+    gradient rules run instead (slower: the rules then run through the observed op path), as
+    does any profile while an op-level observer (a Tape, anomaly mode) is active or under
+    ``create_graph=True``. Shapes/dtypes, call sites and
     memory (see ``tensorkit.memory``) on request; for ops on a CUDA device, GPU time from
     CUDA events, taken as ``cuda_timing`` says ("events" or "synchronized", see
     ``profiler.gpu``). Read with ``events()``, ``key_averages()``, ``export_chrome_trace()``
@@ -66,7 +72,16 @@ class profile:  # noqa: N801 (PyTorch's name)
         record_memory: bool = False,
         with_stack: bool = False,
         cuda_timing: str = "events",
+        backward_ops: bool = False,
     ) -> None:
+        if not isinstance(backward_ops, bool):
+            raise TypeError(
+                "profile(): backward_ops must be a bool (True: record each op the gradient "
+                f"rules run; False: one record per autograd node), got {backward_ops!r}"
+            )
+        self.backward_ops = backward_ops
+        # What the engine reports to this observer in backward (see tensorkit._state).
+        self.backward_detail = "ops" if backward_ops else "nodes"
         self.record_shapes = record_shapes
         self.record_memory = record_memory
         self.with_stack = with_stack
@@ -145,12 +160,15 @@ class profile:  # noqa: N801 (PyTorch's name)
 
     def _cuda_op_started(self, event: Any) -> None:
         dev = None
-        for x in event.inputs:
-            if isinstance(x, Tensor):
-                dev = x._device
-                break
-        if getattr(event.op, "moves_device", False):
-            dev = event.attrs["device"] if dev is None or dev.type != "cuda" else dev
+        if event.op is None:  # a backward node (autograd.engine.NodeEvent)
+            dev = event.device
+        else:
+            for x in event.inputs:
+                if isinstance(x, Tensor):
+                    dev = x._device
+                    break
+            if getattr(event.op, "moves_device", False):
+                dev = event.attrs["device"] if dev is None or dev.type != "cuda" else dev
         if dev is not None and dev.type == "cuda":
             self._gpu.start()  # type: ignore[union-attr]
         else:  # a CPU op (an op that raised after its start event must not time this one)
@@ -170,8 +188,11 @@ class profile:  # noqa: N801 (PyTorch's name)
                 phase = "optimizer"
         node = event.backward_node
         forward = None if node is None else self._index_of_node.get(node.seq)
-        outputs = event.outputs
-        dev = outputs[0]._device if outputs and type(outputs[0]) is Tensor else cpu
+        if event.op is None:  # a backward node: gradient arrays on event.device
+            dev = event.device
+        else:
+            outputs = event.outputs
+            dev = outputs[0]._device if outputs and type(outputs[0]) is Tensor else cpu
         end_ns = event.end_ns
         gpu = self._gpu
         if gpu is None:
@@ -202,7 +223,7 @@ class profile:  # noqa: N801 (PyTorch's name)
             )
         )
         if self._extra is not None:
-            self._record_extra(event, dev._name, records)
+            self._record_extra(event, dev._name, records, forward)
         if event.node is not None:
             self._index_of_node[event.node.seq] = index
 
@@ -213,27 +234,41 @@ class profile:  # noqa: N801 (PyTorch's name)
             kept = self._tuples[value] = value
         return kept
 
-    def _record_extra(self, event: Any, device: str, records: dict) -> None:
-        """Shapes/dtypes, call site and memory, as requested (None where not)."""
+    def _record_extra(self, event: Any, device: str, records: dict, forward: int | None) -> None:
+        """Shapes/dtypes, call site and memory, as requested (None where not). A backward
+        node's call site is that of the forward op it differentiates (``forward``), if
+        recorded."""
         shapes = site = None
         if self.record_shapes:
-            inputs = []
-            for x in event.inputs:
-                if isinstance(x, Tensor):
-                    data = x._data
-                    inputs.append((data.shape, data.dtype))
-                else:
-                    inputs.append(None)
-            outputs = [(y._data.shape, y._data.dtype) for y in event.outputs if type(y) is Tensor]
+            if event.op is None:  # a backward node: gradient arrays (None where none)
+                inputs = [None if g is None else (g.shape, g.dtype) for g in event.inputs]
+                outputs = [(g.shape, g.dtype) for g in event.outputs if g is not None]
+            else:
+                inputs = []
+                for x in event.inputs:
+                    if isinstance(x, Tensor):
+                        data = x._data
+                        inputs.append((data.shape, data.dtype))
+                    else:
+                        inputs.append(None)
+                outputs = [
+                    (y._data.shape, y._data.dtype) for y in event.outputs if type(y) is Tensor
+                ]
             shapes = self._interned((tuple(inputs), tuple(outputs)))
         if self.with_stack:
-            site = call_site(3)  # from the caller of op_finished
-            if site is not None:
-                site = self._interned(site)
+            if event.op is None:  # a backward node (autograd.engine.NodeEvent)
+                if forward is not None:
+                    site = self._extra[forward * EXTRA_FIELDS + 1]
+            else:
+                site = call_site(3)  # from the caller of op_finished
+                if site is not None:
+                    site = self._interned(site)
         if not self.record_memory:
             self._extra.extend((shapes, site, None, None, None, None))
             return
-        allocated = op_memory.count_outputs(event.inputs, event.outputs, device)
+        allocated = op_memory.count_outputs(
+            event.inputs, event.outputs, device, arrays=event.op is None
+        )
         freed = memory.freed_total
         live = op_memory.live_bytes(device)
         released = freed - self._freed_seen

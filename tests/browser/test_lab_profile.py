@@ -69,12 +69,12 @@ def test_profile_table_sorts_on_header_clicks(open_notebook, expect) -> None:
     expect(name).to_have_attribute("aria-sort", "ascending")
     expect(host).to_have_attribute("aria-sort", "none")
     names = [events[i][0] for i in _shown_indices(page)]
-    assert names == sorted(names)
+    assert names == sorted(names, key=str.lower)
     shown_names = page.locator(f"{TABLE} tbody tr td:nth-child({keys.index('name') + 1})")
     assert shown_names.all_inner_texts() == names
 
     name.click()
     expect(name).to_have_attribute("aria-sort", "descending")
     names = [events[i][0] for i in _shown_indices(page)]
-    assert names == sorted(names, reverse=True)
+    assert names == sorted(names, key=str.lower, reverse=True)
     assert nb.errors() == []
