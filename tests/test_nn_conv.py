@@ -78,6 +78,22 @@ def test_conv_unbatched_float32_and_empty_batch() -> None:
     assert tuple(empty.shape) == (0, 5, 4, 4)
 
 
+def test_conv_bias_is_added_while_laying_out_the_batch() -> None:
+    # The bias joins the (channels, N * L) product while it is laid out as (N, C, *out): the
+    # same values and gradients as torch, for groups, an empty batch and integer inputs.
+    x, w, b = randn(3, 4, 5, 5), randn(6, 2, 3, 3), randn(6)
+    check_torch(bind(F.conv2d, groups=2), bind(TF.conv2d, groups=2), x, w, b)
+    x_empty = tk.zeros(0, 4, 5, 5, dtype=tk.float64, requires_grad=True)
+    weight, bias = tk.tensor(w, requires_grad=True), tk.tensor(b, requires_grad=True)
+    empty = F.conv2d(x_empty, weight, bias, groups=2)
+    assert tuple(empty.shape) == (0, 6, 3, 3)
+    empty.sum().backward()
+    assert not bias.grad.numpy().any() and not weight.grad.numpy().any()
+    ints = [RNG.integers(-3, 4, shape) for shape in ((2, 2, 4, 4), (3, 2, 2, 2), (3,))]
+    got = F.conv2d(*(tk.tensor(a) for a in ints))
+    np.testing.assert_array_equal(got.numpy(), TF.conv2d(*(torch.tensor(a) for a in ints)))
+
+
 def test_conv_integer_inputs() -> None:
     x, w = RNG.integers(-3, 4, (1, 2, 5, 5)), RNG.integers(-3, 4, (3, 2, 3, 3))
     got = F.conv2d(tk.tensor(x), tk.tensor(w))

@@ -77,6 +77,22 @@ def test_max_pool_ties_and_infinities_pick_the_first_as_torch() -> None:
     np.testing.assert_array_equal(indices.numpy(), expected.numpy())
 
 
+def test_max_pool_without_padding_picks_the_first_tie_as_torch() -> None:
+    # Windows with every tap real take the fast path (a maximum, then its first tap): ties
+    # of two, three and all four values, overlapping windows, and a window of 144 taps
+    # (more than the small per-window tap counter holds).
+    x = np.zeros((2, 3, 6, 6))
+    x[0, 0, 0, 1] = x[0, 0, 1, 0] = 1.0
+    x[0, 1, 2:4, 2:4] = [[2.0, 0.0], [2.0, 2.0]]
+    x[1] = RNG.integers(0, 2, (3, 6, 6))
+    check_both("max_pool2d", x, kernel_size=2, return_indices=True)
+    check_both("max_pool2d", x, kernel_size=3, stride=1, return_indices=True, grad=False)
+    check_both("max_pool2d", x, kernel_size=(2, 3), stride=(1, 3), return_indices=True)
+    big = RNG.integers(0, 3, (2, 2, 24, 24)).astype(np.float64)
+    check_both("max_pool2d", big, kernel_size=12, return_indices=True)
+    check_both("max_pool1d", big[0], kernel_size=5, stride=3, return_indices=True)
+
+
 def test_max_pool_float32_and_integer_inputs() -> None:
     x = randn(2, 3, 6, 6).astype(np.float32)
     check_both("max_pool2d", x, kernel_size=2, return_indices=True)

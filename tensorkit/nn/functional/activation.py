@@ -10,11 +10,14 @@ from __future__ import annotations
 
 import math
 import warnings
+from typing import Any
 
+from ..._dtype import float32, float64
 from ...ops import unary
+from ...ops._apply import SAVE_OUTPUT, OpDef, apply, same_real_float
 from ...ops.binary import where
 from ...ops.reduction import logsumexp
-from ...tensor import Tensor
+from ...tensor import Tensor, normalize_dim
 from ._inplace import maybe_inplace
 
 __all__ = [
@@ -186,11 +189,47 @@ def _prepare(name: str, input: Tensor, dim: int | None, dtype: object) -> tuple[
     return (input if dtype is None else input.to(dtype)), dim
 
 
+def _softmax_forward(xp: Any, x: Any, axis: int) -> Any:
+    """``exp(x - logsumexp(x))`` with logsumexp's own arithmetic (so the values are the
+    composite formula's, NaN for an inf or an all -inf slice included)."""
+    peak = x.max(axis=axis, keepdims=True)
+    peak = xp.where(xp.isfinite(peak), peak, 0)
+    out = x - peak
+    total = xp.exp(out, out=out).sum(axis=axis, keepdims=True)
+    xp.subtract(x, xp.log(total) + peak, out=out)
+    return xp.exp(out, out=out)
+
+
+def _softmax_rule(ctx: Any, g: Tensor) -> Tensor:
+    (out,) = ctx.saved_tensors
+    return out * (g - (g * out).sum(ctx.attrs["axis"], keepdim=True))
+
+
+def _softmax_arrays(ctx: Any, xp: Any, g: Any) -> Any:
+    (out,) = ctx.saved_arrays()
+    if not same_real_float(g, out):
+        return NotImplemented
+    return out * (g - (g * out).sum(axis=ctx.attrs["axis"], keepdims=True))
+
+
+# One op with PyTorch's fused gradient (``_softmax_backward_data``) instead of the five ops of
+# ``exp(x - logsumexp(x))`` and their gradients: softmax runs in every attention layer.
+_SOFTMAX = OpDef(
+    "softmax",
+    _softmax_forward,
+    _softmax_rule,
+    array_rule=_softmax_arrays,
+    saves=SAVE_OUTPUT,
+)
+
+
 def softmax(
     input: Tensor, dim: int | None = None, _stacklevel: int = 3, dtype: object = None
 ) -> Tensor:
-    """``exp(x) / sum(exp(x))`` along ``dim``, as ``exp(x - logsumexp(x))``."""
+    """``exp(x) / sum(exp(x))`` along ``dim``, computed without overflow."""
     x, dim = _prepare("softmax", input, dim, dtype)
+    if x.dtype in (float32, float64) and x.ndim > 0 and x.numel() > 0:
+        return apply(_SOFTMAX, x, axis=normalize_dim(dim, x.ndim))
     return (x - logsumexp(x, dim, keepdim=True)).exp()
 
 

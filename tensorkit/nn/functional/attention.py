@@ -50,9 +50,12 @@ def scaled_dot_product_attention(
         else:
             scores = scores + attn_mask
     # A row with every position masked attends to nothing (zeros, as PyTorch); finite scores
-    # there keep NaN out of the softmax and its gradient.
+    # there keep NaN out of the softmax and its gradient. Most calls have no such row.
     blocked = (scores == float("-inf")).all(-1, keepdim=True)
-    weights = where(blocked, 0.0, softmax(where(blocked, 0.0, scores), -1))
+    if bool(blocked.any()):
+        weights = where(blocked, 0.0, softmax(where(blocked, 0.0, scores), -1))
+    else:
+        weights = softmax(scores, -1)
     if dropout_p > 0.0:
         weights = dropout(weights, dropout_p, training=True)
     return weights @ value

@@ -21,7 +21,7 @@ import math
 from collections.abc import Sequence
 from typing import Any
 
-from ...ops._apply import OpDef, apply
+from ...ops._apply import COMMON, OpDef, apply
 from ...ops.matmul import matmul
 from ...tensor import Tensor
 
@@ -136,13 +136,16 @@ def _col2im_forward(
     lead = cols.shape[:2] if batch_first else (cols.shape[0], cols.shape[1 + d])
     skip = (slice(None),) * (2 if batch_first else 1)
     full = tuple(n + lo + max(hi, 0) for n, (lo, hi) in zip(size, padding, strict=True))
-    buffer = xp.zeros(lead + full, cols.dtype)  # (N, C) or (C, N) first, as cols has them
+    # The sums land in an (N, C) buffer, seen in cols' (N, C) or (C, N) order: no transposing
+    # copy at the end.
+    buffer = xp.zeros((lead if batch_first else lead[::-1]) + full, cols.dtype)
+    view = buffer if batch_first else buffer.swapaxes(0, 1)
     for offset in itertools.product(*map(range, kernel)):
         target = tuple(
             slice(k * dl, k * dl + s * (m - 1) + 1, s)
             for k, dl, s, m in zip(offset, dilation, stride, out, strict=True)
         )
-        buffer[(slice(None), slice(None), *target)] += cols[(*skip, *offset)]
+        view[(slice(None), slice(None), *target)] += cols[(*skip, *offset)]
     inner = buffer[
         (
             slice(None),
@@ -150,7 +153,7 @@ def _col2im_forward(
             *(slice(lo, lo + n) for n, (lo, _) in zip(size, padding, strict=True)),
         )
     ]
-    return xp.ascontiguousarray(inner if batch_first else xp.moveaxis(inner, 0, 1))
+    return xp.ascontiguousarray(inner)
 
 
 def _im2col_rule(ctx: Any, g: Tensor) -> Tensor:
@@ -374,6 +377,46 @@ def _check_kernel_fits(x: Tensor, kernel: tuple, padding: Pairs, dilation: tuple
         )
 
 
+def _bias_batch_first_forward(xp: Any, y: Any, bias: Any, shape: tuple) -> Any:
+    """``y`` (channel rows, each N * L long) plus ``bias``, laid out as ``shape`` (N, C, *out):
+    the bias add and the transposing copy in one pass."""
+    batch, channels, length = shape[0], shape[1], math.prod(shape[2:])
+    out = xp.empty(shape, y.dtype)
+    rows = y.reshape(channels, batch, length).transpose(1, 0, 2)
+    xp.add(rows, bias.reshape(channels, 1), out=out.reshape(batch, channels, length))
+    return out
+
+
+def _bias_batch_first_rule(ctx: Any, g: Tensor) -> tuple:
+    batch, channels, length = g.shape[0], g.shape[1], math.prod(g.shape[2:])
+    grad_y = grad_bias = None
+    if ctx.edges[0] is not None:
+        grad_y = g.reshape(batch, channels, length).movedim(0, 1).reshape(ctx.input_meta[0][0])
+    if ctx.edges[1] is not None:
+        grad_bias = g.sum((0, *range(2, g.ndim)))
+    return grad_y, grad_bias
+
+
+def _bias_batch_first_arrays(ctx: Any, xp: Any, g: Any) -> Any:
+    batch, channels, length = g.shape[0], g.shape[1], math.prod(g.shape[2:])
+    grad_y = grad_bias = None
+    if ctx.edges[0] is not None:
+        rows = g.reshape(batch, channels, length).transpose(1, 0, 2)
+        grad_y = xp.ascontiguousarray(rows).reshape(ctx.input_meta[0][0])
+    if ctx.edges[1] is not None:
+        grad_bias = g.sum(axis=(0, *range(2, g.ndim)))
+    return grad_y, grad_bias
+
+
+_BIAS_BATCH_FIRST = OpDef(
+    "conv_bias",
+    _bias_batch_first_forward,
+    _bias_batch_first_rule,
+    promote=COMMON,
+    array_rule=_bias_batch_first_arrays,
+)
+
+
 def _conv(
     input: Tensor,
     weight: Tensor,
@@ -400,9 +443,10 @@ def _conv(
     depth = x.shape[1] // groups * math.prod(kernel)
     cols = cols.reshape(groups, depth, batch * math.prod(out_size))
     y = matmul(weight.reshape(groups, out_channels // groups, depth), cols)
-    if bias is not None:
-        y = y + bias.reshape(groups, out_channels // groups, 1)
-    y = y.reshape(out_channels, batch, *out_size).movedim(0, 1).contiguous()
+    if bias is None:
+        y = y.reshape(out_channels, batch, *out_size).movedim(0, 1).contiguous()
+    else:
+        y = apply(_BIAS_BATCH_FIRST, y, bias, shape=(batch, out_channels, *out_size))
     return y if batched else y.squeeze(0)
 
 

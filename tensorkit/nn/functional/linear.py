@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import math
+
 from ...ops.matmul import einsum
 from ...tensor import Tensor
 
@@ -27,6 +29,14 @@ def linear(input: Tensor, weight: Tensor, bias: Tensor | None = None) -> Tensor:
             f"mat1 and mat2 shapes cannot be multiplied ({rows}x{columns} and "
             f"{weight.shape[-1]}x{weight.shape[0]})"
         )
+    if input.ndim > 2 and weight.ndim == 2:
+        # One (rows, in) @ (in, out) product over every leading index, as PyTorch's addmm:
+        # a batched product would run many small GEMMs (strided ones for a transposed input)
+        # and its weight gradient would be a stack of products summed afterwards.
+        rows = math.prod(input.shape[:-1])
+        out = input.reshape(rows, input.shape[-1]) @ weight.T
+        out = out if bias is None else out + bias
+        return out.reshape(*input.shape[:-1], weight.shape[0])
     out = input @ weight.T
     return out if bias is None else out + bias
 

@@ -208,11 +208,17 @@ def _argmax_no_padding(xp: Any, x: Any, tables: tuple) -> Any:
         xp.maximum(best, values, out=best)
     if x.dtype.kind == "f" and bool(xp.isnan(best).any()):
         return None
-    arg = xp.empty(best.shape, xp.int64)
-    arg[...] = taps[-1][1]
-    for values, position, _ in reversed(taps[:-1]):
-        xp.copyto(arg, position, where=values == best)
-    return arg
+    # The first tap holding the maximum, as a small integer per window: ``which -= (which -
+    # k) * hit`` sets it to k where tap k hits (several times faster than a masked copy).
+    which = xp.full(best.shape, len(taps) - 1, xp.int8 if len(taps) < 128 else xp.int64)
+    for k in range(len(taps) - 2, -1, -1):
+        which -= (which - k) * (taps[k][0] == best)
+    # Each tap's flat position for every window, read at (which, window).
+    spatial = best.shape[2:]
+    positions = xp.stack([xp.broadcast_to(position, spatial) for _, position, _ in taps])
+    windows = math.prod(spatial)
+    flat = which.astype(xp.int64) * windows + xp.arange(windows).reshape(spatial)
+    return positions.reshape(-1).take(flat)
 
 
 _WINDOW_ARGMAX = OpDef("window_argmax", _window_argmax_forward, None)

@@ -1,0 +1,140 @@
+"""The nn functions' fast paths give the values and gradients of the composite formulas they
+replace, and of PyTorch: the fused softmax, linear over many leading dims, and attention
+without fully masked rows."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from harness import check_grads, check_torch
+
+import tensorkit as tk
+import tensorkit.nn.functional as F  # noqa: N812
+
+RNG = np.random.default_rng(7)
+
+
+def composite_softmax(x: tk.Tensor, dim: int) -> tk.Tensor:
+    """The formula the fused softmax replaces."""
+    return (x - tk.logsumexp(x, dim, keepdim=True)).exp()
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+def test_fused_softmax_values_equal_the_composite_formula(dtype) -> None:
+    x = RNG.standard_normal((3, 4, 5)).astype(dtype) * 4
+    x[0, 0] = [np.inf, 1.0, 2.0, 3.0, 4.0]  # NaN where the formula gives NaN
+    x[0, 1] = -np.inf  # a fully masked row: NaN
+    x[1, 2, :2] = -np.inf
+    x[2, 3, 0] = 800.0  # no overflow
+    for dim in (0, 1, -1):
+        got = F.softmax(tk.tensor(x), dim).numpy()
+        np.testing.assert_array_equal(got, composite_softmax(tk.tensor(x), dim).numpy())
+        assert got.dtype == dtype
+
+
+def test_fused_softmax_gradients_match_torch_and_the_composite() -> None:
+    torch = pytest.importorskip("torch")
+    x = RNG.standard_normal((2, 3, 6)).astype(np.float32)
+    for dim in (0, 2):
+        check_torch(lambda t, d=dim: F.softmax(t, d), lambda t, d=dim: torch.softmax(t, d), x)
+    strided = np.asfortranarray(x[0])
+    check_torch(lambda t: F.softmax(t, 1), lambda t: torch.softmax(t, 1), strided)
+    w = RNG.standard_normal(x.shape).astype(np.float32)
+    grads = []
+    for fn in (F.softmax, composite_softmax):
+        leaf = tk.tensor(x, requires_grad=True)
+        (fn(leaf, -1) * tk.tensor(w)).sum().backward()
+        grads.append(leaf.grad.numpy())
+    np.testing.assert_allclose(grads[0], grads[1], rtol=1e-5, atol=1e-7)
+
+
+def test_fused_softmax_gradcheck_and_double_backward() -> None:
+    x = RNG.standard_normal((3, 4))
+    check_grads(lambda t: F.softmax(t, 1), x)
+    check_grads(lambda t: F.softmax(t, 0), x)
+    check_grads(lambda t: F.log_softmax(t, -1), x)
+    # create_graph runs the Tensor rule, a plain backward the array rule: the same numbers
+    w = tk.tensor(RNG.standard_normal((3, 4)))
+    plain, graph = tk.tensor(x, requires_grad=True), tk.tensor(x, requires_grad=True)
+    (F.softmax(plain, 1) * w).sum().backward()
+    (grad,) = tk.autograd.grad((F.softmax(graph, 1) * w).sum(), graph, create_graph=True)
+    np.testing.assert_allclose(grad.detach().numpy(), plain.grad.numpy(), rtol=1e-12)
+    assert grad.requires_grad
+
+
+def test_softmax_outside_the_fused_op_and_bad_dims() -> None:
+    half = RNG.standard_normal((2, 3)).astype(np.float16)
+    np.testing.assert_array_equal(
+        F.softmax(tk.tensor(half), 1).numpy(), composite_softmax(tk.tensor(half), 1).numpy()
+    )
+    assert F.softmax(tk.tensor(2.0), 0).item() == 1.0
+    assert F.softmax(tk.zeros(0, 3), 1).shape == (0, 3)
+    with pytest.raises(
+        IndexError,
+        match=r"Dimension out of range \(expected to be in range of "
+        r"\[-2, 1\], but got 2\)",
+    ):
+        F.softmax(tk.zeros(2, 3), 2)
+
+
+@pytest.mark.parametrize("shape", [(4, 5), (2, 3, 5), (2, 2, 3, 5)])
+def test_linear_over_leading_dims_matches_torch(shape) -> None:
+    torch = pytest.importorskip("torch")
+    x = RNG.standard_normal(shape).astype(np.float32)
+    w = RNG.standard_normal((6, 5)).astype(np.float32)
+    b = RNG.standard_normal(6).astype(np.float32)
+    check_torch(F.linear, torch.nn.functional.linear, x, w, b)
+    check_torch(F.linear, torch.nn.functional.linear, x, w)
+    check_grads(F.linear, x, w, b)
+
+
+@pytest.mark.parametrize(("shape", "features"), [((2, 0, 5), 5), ((0, 3, 5), 5), ((2, 3, 0), 0)])
+def test_linear_over_leading_dims_of_empty_inputs(shape, features) -> None:
+    x = tk.zeros(*shape, requires_grad=True)
+    w = tk.ones(4, features, requires_grad=True)
+    out = F.linear(x, w, tk.ones(4))
+    assert out.shape == (*shape[:-1], 4)
+    np.testing.assert_array_equal(out.detach().numpy(), np.ones((*shape[:-1], 4)))
+    out.sum().backward()
+    assert x.grad.shape == shape and w.grad.shape == (4, features)
+    assert not w.grad.numpy().any()
+
+
+def test_linear_of_a_transposed_input_matches_torch() -> None:
+    torch = pytest.importorskip("torch")
+    x = RNG.standard_normal((3, 4, 5)).astype(np.float32)
+    w = RNG.standard_normal((6, 5)).astype(np.float32)
+    b = RNG.standard_normal(6).astype(np.float32)
+    check_torch(
+        lambda t, v, c: F.linear(t.transpose(0, 1), v, c),
+        lambda t, v, c: torch.nn.functional.linear(t.transpose(0, 1), v, c),
+        x,
+        w,
+        b,
+    )
+    out = F.linear(tk.tensor(x).transpose(0, 1), tk.tensor(w))
+    assert out.shape == (4, 3, 6)
+    vector = F.linear(tk.tensor(x), tk.tensor(w[0]))  # a 1-D weight keeps its own path
+    np.testing.assert_allclose(vector.numpy(), x @ w[0], rtol=1e-5)
+
+
+@pytest.mark.parametrize("masked_row", [False, True])
+def test_attention_with_and_without_fully_masked_rows_matches_torch(masked_row) -> None:
+    torch = pytest.importorskip("torch")
+    q, k, v = (RNG.standard_normal((2, 3, 4, 5)).astype(np.float32) for _ in range(3))
+    mask = RNG.random((4, 4)) > 0.3
+    mask[:, 0] = True
+    if masked_row:
+        mask[2] = False
+
+    def mine(a, b, c):
+        return F.scaled_dot_product_attention(a, b, c, tk.tensor(mask))
+
+    def theirs(a, b, c):
+        return torch.nn.functional.scaled_dot_product_attention(a, b, c, torch.tensor(mask))
+
+    if masked_row:  # that row attends to nothing: zeros, as in PyTorch
+        out = mine(*(tk.tensor(a) for a in (q, k, v))).numpy()
+        assert not out[:, :, 2].any()
+    check_torch(mine, theirs, q, k, v)
+    check_grads(mine, q, k, v)
