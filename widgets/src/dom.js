@@ -138,3 +138,19 @@ export function legendView(legend) {
   if (legend.missing) box.append(swatch("#eeeeee", `no data (${legend.missing})`));
   return box;
 }
+
+/**
+ * Draw now, and again whenever one of the model's `events` fires; returns the function that
+ * stops listening (for the widget's cleanup).
+ * @param {{on: Function, off: Function}} model the anywidget model
+ * @param {string[]} events e.g. ["change:state"]
+ * @param {() => void} redraw
+ * @returns {() => void}
+ */
+export function redrawOn(model, events, redraw) {
+  for (const name of events) model.on(name, redraw);
+  redraw();
+  return () => {
+    for (const name of events) model.off(name, redraw);
+  };
+}

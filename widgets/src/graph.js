@@ -5,7 +5,7 @@
  * `color_by` and `show_backward` (read, and written from the toolbar).
  */
 
-import { h, legendView, nodeDetails } from "./dom.js";
+import { h, legendView, nodeDetails, redrawOn } from "./dom.js";
 import { COLOR_MODES, colorMode } from "./format.js";
 import { graphView } from "./graphview.js";
 
@@ -76,14 +76,13 @@ function render({ model, el }) {
     "change:color_by",
     "change:show_backward",
   ];
-  for (const name of events) model.on(name, redraw);
   search.addEventListener("input", redraw);
   colorBy.addEventListener("change", () => set("color_by", colorBy.value));
   backward.addEventListener("change", () => set("show_backward", backward.checked));
-  redraw();
+  const stop = redrawOn(model, events, redraw);
 
   return () => {
-    for (const name of events) model.off(name, redraw);
+    stop();
     view.destroy();
     root.remove();
   };

@@ -8,7 +8,7 @@
  * front end sets `position` and `pass_index` itself.
  */
 
-import { h } from "./dom.js";
+import { h, redrawOn } from "./dom.js";
 import { graphView } from "./graphview.js";
 import { panelView } from "./stepper_panel.js";
 import { TOOLBAR, chainLabels, focusNode, statusText } from "./stepper_logic.js";
@@ -199,11 +199,10 @@ function render({ model, el }) {
     });
   }
   const events = ["change:passes", "change:pass_index", "change:position"];
-  for (const name of events) model.on(name, redraw);
-  redraw();
+  const stop = redrawOn(model, events, redraw);
 
   return () => {
-    for (const name of events) model.off(name, redraw);
+    stop();
     root.removeEventListener("keydown", onKey);
     view.destroy();
     root.remove();

@@ -9,7 +9,7 @@
  * `chain_rule` is synced both ways.
  */
 
-import { h } from "./dom.js";
+import { h, redrawOn } from "./dom.js";
 import { graphView } from "./graphview.js";
 import { panelView } from "./stepper_panel.js";
 import {
@@ -160,11 +160,10 @@ function render({ model, el }) {
     "change:chain_rule",
     "change:notice",
   ];
-  for (const name of events) model.on(name, redraw);
-  redraw();
+  const stop = redrawOn(model, events, redraw);
 
   return () => {
-    for (const name of events) model.off(name, redraw);
+    stop();
     root.removeEventListener("keydown", onKey);
     view.destroy();
     root.remove();

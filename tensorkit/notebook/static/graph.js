@@ -1,4 +1,4 @@
-/* tensorkit widgets bundle: esbuild 0.28.2, widgets/src sha256=c3368902997a5a520427e214af1ee4dbef99fe55006c135b1264d631974124f7 */
+/* tensorkit widgets bundle: esbuild 0.28.2, widgets/src sha256=8a3c58e059718fd1c12bffe92108a87e26a14a0381f6a2aa93e739cf11579a58 */
 
 // widgets/src/format.js
 function shapeText(shape) {
@@ -200,6 +200,13 @@ function legendView(legend) {
   if (legend.log) box.append(h("span", { class: "tk-muted", text: "(log scale)" }));
   if (legend.missing) box.append(swatch("#eeeeee", `no data (${legend.missing})`));
   return box;
+}
+function redrawOn(model, events, redraw) {
+  for (const name of events) model.on(name, redraw);
+  redraw();
+  return () => {
+    for (const name of events) model.off(name, redraw);
+  };
 }
 
 // widgets/src/layout.js
@@ -765,13 +772,12 @@ function render({ model, el }) {
     "change:color_by",
     "change:show_backward"
   ];
-  for (const name of events) model.on(name, redraw);
   search.addEventListener("input", redraw);
   colorBy.addEventListener("change", () => set("color_by", colorBy.value));
   backward.addEventListener("change", () => set("show_backward", backward.checked));
-  redraw();
+  const stop = redrawOn(model, events, redraw);
   return () => {
-    for (const name of events) model.off(name, redraw);
+    stop();
     view.destroy();
     root.remove();
   };

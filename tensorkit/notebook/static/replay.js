@@ -1,4 +1,4 @@
-/* tensorkit widgets bundle: esbuild 0.28.2, widgets/src sha256=c3368902997a5a520427e214af1ee4dbef99fe55006c135b1264d631974124f7 */
+/* tensorkit widgets bundle: esbuild 0.28.2, widgets/src sha256=8a3c58e059718fd1c12bffe92108a87e26a14a0381f6a2aa93e739cf11579a58 */
 
 // widgets/src/format.js
 function shapeText(shape) {
@@ -148,6 +148,13 @@ function fill(element, attrs, children) {
   }
   for (const child of children) element.append(child);
   return element;
+}
+function redrawOn(model, events, redraw) {
+  for (const name of events) model.on(name, redraw);
+  redraw();
+  return () => {
+    for (const name of events) model.off(name, redraw);
+  };
 }
 
 // widgets/src/layout.js
@@ -1087,10 +1094,9 @@ function render({ model, el }) {
     });
   }
   const events = ["change:passes", "change:pass_index", "change:position"];
-  for (const name of events) model.on(name, redraw);
-  redraw();
+  const stop = redrawOn(model, events, redraw);
   return () => {
-    for (const name of events) model.off(name, redraw);
+    stop();
     root.removeEventListener("keydown", onKey);
     view.destroy();
     root.remove();
