@@ -129,3 +129,14 @@ def check_torch(
         np.testing.assert_allclose(
             np.asarray(mine.grad.cpu()), theirs.grad.numpy(), atol=atol, rtol=rtol
         )
+
+
+def create_graph_tape() -> tk.autograd.Tape:
+    """A Tape of x**3 differentiated twice (``grad(create_graph=True)``, then backward): its
+    gradient ops form a second and a third band."""
+    x = tk.tensor([1.5, 2.0], requires_grad=True)
+    with tk.autograd.Tape() as tape:
+        y = (x**3).sum()
+        (g,) = tk.autograd.grad(y, x, create_graph=True)
+        g.sum().backward()
+    return tape

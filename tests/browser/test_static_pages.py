@@ -8,6 +8,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from harness import create_graph_tape
 
 import tensorkit as tk
 from tensorkit.notebook import BackwardStepper
@@ -80,19 +81,10 @@ RENDER = """(graph) => {
 }"""
 
 
-def _backward_tape() -> tk.autograd.Tape:
-    x = tk.tensor([1.5, 2.0], requires_grad=True)
-    with tk.autograd.Tape() as tape:
-        y = (x**3).sum()
-        (g,) = tk.autograd.grad(y, x, create_graph=True)
-        g.sum().backward()
-    return tape
-
-
 def test_graph_toolbar_colours_with_a_legend_and_toggles_the_gradient_band(
     browser: Any,
 ) -> None:
-    graph = tk.notebook.show(_backward_tape()).graph
+    graph = tk.notebook.show(create_graph_tape()).graph
     css = (STATIC / "widgets.css").read_text(encoding="utf-8")
     page_html = f"<html><head><style>{css}</style></head><body></body></html>"
     loader = "<script type=module>import w from './graph.js'; window.tkWidget = w;</script>"

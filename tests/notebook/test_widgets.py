@@ -11,6 +11,7 @@ from pathlib import Path
 
 import pytest
 import traitlets
+from harness import create_graph_tape
 
 import tensorkit as tk
 from tensorkit.notebook import BackwardStepper, build_graph
@@ -114,17 +115,8 @@ def test_static_fallback_draws_every_node() -> None:
     assert "application/vnd.jupyter.widget-view+json" in data
 
 
-def _backward_tape() -> tk.autograd.Tape:
-    x = tk.tensor([1.5, 2.0], requires_grad=True)
-    with tk.autograd.Tape() as tape:
-        y = (x**3).sum()
-        (g,) = tk.autograd.grad(y, x, create_graph=True)
-        g.sum().backward()
-    return tape
-
-
 def test_static_fallback_draws_the_gradient_bands_and_their_links() -> None:
-    widget = tk.notebook.show(_backward_tape())
+    widget = tk.notebook.show(create_graph_tape())
     graph = widget.graph
     page = widget._repr_html_()
     ids = re.findall(r'<g class="tk-node [^"]*" data-id="([^"]+)"', page)
@@ -140,7 +132,7 @@ def test_static_fallback_draws_the_gradient_bands_and_their_links() -> None:
 
 
 def test_static_fallback_colours_nodes_with_a_legend() -> None:
-    widget = tk.notebook.show(_backward_tape())
+    widget = tk.notebook.show(create_graph_tape())
     assert "tk-legend" not in widget._repr_html_()
     widget.color_by = "grad_norm"
     page = widget._repr_html_()
