@@ -319,10 +319,11 @@ def replay_view_on_array(view_fn: Any, xp: Any, array: Any) -> Any:
 
 
 def _wrap_scalars(arrays: list) -> list:
-    """Python ints converted to the integer dtype of the tensors beside them, wrapping around."""
+    """Python ints converted to the integer dtype of the tensors beside them, wrapping around
+    (as NumPy scalars, which CuPy accepts beside its arrays; a 0-d NumPy array it refuses)."""
     np_dtype = next(a.dtype for a in arrays if hasattr(a, "dtype"))
     return [
-        np.array(a).astype(np_dtype) if type(a) is int and np_dtype.kind in "iu" else a
+        np.array(a).astype(np_dtype)[()] if type(a) is int and np_dtype.kind in "iu" else a
         for a in arrays
     ]
 
