@@ -38,7 +38,7 @@ CHROMIUM_FLAGS = [
     "--no-first-run",
     "--disable-sync",
 ]
-PACKAGES = ("playwright", "jupyterlab", "nbformat", "anywidget", "ipykernel")
+PACKAGES = ("playwright", "jupyterlab", "notebook", "nbformat", "anywidget", "ipykernel")
 SERVER_START_S = 60  # bound on waiting for the server to answer
 WAIT_MS = 30_000  # bound on every wait in the page (Playwright's default timeout)
 RUN_ALL_MS = 120_000  # bound on running a whole notebook
@@ -83,6 +83,14 @@ def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo) -> Itera
     report = yield
     item.stash.setdefault(_REPORTS, {})[report.when] = report
     return report
+
+
+@pytest.fixture(scope="session")
+def artifacts() -> Path:
+    """The folder for screenshots (created)."""
+    folder = _artifacts()
+    folder.mkdir(parents=True, exist_ok=True)
+    return folder
 
 
 # ------------------------------------------------------------------------------ server
