@@ -419,30 +419,38 @@ PROFILE = [
 # Profiling a small CNN
 
 `tk.profiler.profile` records every op of a forward and backward pass: time per op, input
-shapes, and (with `record_memory=True`) tensorkit's own count of live op-output bytes.
+shapes, and (with `record_memory=True`) tensorkit's own count of live op-output bytes. On a GPU
+each op also gets its GPU time from CUDA events, read after the run so the GPU is never made
+to wait.
 
-This notebook runs on the CPU. On a GPU machine (`device="cuda"`) the same profile would also
-show CUDA timings where available.
+The notebook picks the GPU when one is available, else the CPU; the last section compares the
+two where both exist.
 """),
     code("""
 %matplotlib inline
 import tensorkit as tk
+import tensorkit.notebook as tkn
 from tensorkit import nn
 
 _ = tk.manual_seed(0)
-device = "cpu"
+device = "cuda" if tk.cuda.is_available() else "cpu"
+print("device:", device)
 """),
     code("""
-model = nn.Sequential(
-    nn.Conv2d(1, 8, kernel_size=3, padding=1),
-    nn.ReLU(),
-    nn.MaxPool2d(2),
-    nn.Conv2d(8, 16, kernel_size=3, padding=1),
-    nn.ReLU(),
-    nn.MaxPool2d(2),
-    nn.Flatten(),
-    nn.Linear(16 * 4 * 4, 10),
-).to(device)
+def make_model(device):
+    return nn.Sequential(
+        nn.Conv2d(1, 8, kernel_size=3, padding=1),
+        nn.ReLU(),
+        nn.MaxPool2d(2),
+        nn.Conv2d(8, 16, kernel_size=3, padding=1),
+        nn.ReLU(),
+        nn.MaxPool2d(2),
+        nn.Flatten(),
+        nn.Linear(16 * 4 * 4, 10),
+    ).to(device)
+
+
+model = make_model(device)
 images = tk.randn(16, 1, 16, 16, device=device)
 labels = tk.randint(0, 10, (16,), device=device)
 
@@ -450,8 +458,13 @@ labels = tk.randint(0, 10, (16,), device=device)
 nn.functional.cross_entropy(model(images), labels).backward()
 model.zero_grad()
 """),
+    md("""
+By default the backward pass is recorded one autograd node at a time (names such as
+`ReluBackward0` or `MmBackward0`), as PyTorch's profiler does; `backward_ops=True` records
+every op the gradient rules run instead.
+"""),
     code("""
-with tk.profiler.profile(record_memory=True, record_shapes=True) as prof:
+with tk.profiler.profile(record_memory=True, record_shapes=True, with_stack=True) as prof:
     with tk.profiler.record_function("forward"):
         loss = nn.functional.cross_entropy(model(images), labels)
     with tk.profiler.record_function("backward"):
@@ -483,6 +496,9 @@ for phase, ns in totals.items():
     code("""
 prof.plot_op_times(top=10)
 """),
+    code("""
+prof.plot_module_times()
+"""),
     md("""
 ## Memory timeline
 
@@ -493,6 +509,49 @@ are released as the backward pass frees saved tensors.
 peak = max(r.live_bytes for r in prof.records if r.live_bytes is not None)
 print(f"peak live bytes: {peak:,}")
 prof.plot_memory_timeline()
+"""),
+    md("""
+## The profile view, linked to the graph
+
+Record a `Tape` inside the same profile and `prof.show(tape=tape)` puts the sortable op table,
+the time by module and the memory timeline under the tape's graph: click a row to find its op
+in the graph, or a node to find its rows. (A Tape records every op, so the backward here is
+op by op.) Colour the graph by forward time, backward time or bytes from its menu.
+"""),
+    code("""
+with tk.profiler.profile(record_memory=True, record_shapes=True) as prof2:
+    with tk.autograd.Tape() as tape:
+        nn.functional.cross_entropy(model(images), labels).backward()
+prof2.show(tape=tape)
+"""),
+    md("""
+## CPU vs GPU
+
+Where a GPU exists, the same training step on both devices (medians of a few steps; the GPU
+is synchronized around each step).
+"""),
+    code("""
+from tensorkit.utils.benchmark import Timer
+
+
+def step_time(device):
+    _ = tk.manual_seed(0)
+    net = make_model(device)
+    x = tk.randn(256, 1, 16, 16, device=device)
+    y = tk.randint(0, 10, (256,), device=device)
+
+    def step():
+        net.zero_grad()
+        nn.functional.cross_entropy(net(x), y).backward()
+
+    return Timer(stmt="step()", globals={"step": step}).blocked_autorange(min_run_time=0.5).median
+
+
+if tk.cuda.is_available():
+    cpu, gpu = step_time("cpu"), step_time("cuda")
+    print(f"CPU {cpu * 1e3:.2f} ms, GPU {gpu * 1e3:.2f} ms per step ({cpu / gpu:.1f}x)")
+else:
+    print(f"CPU {step_time('cpu') * 1e3:.2f} ms per step (no GPU here to compare with)")
 """),
 ]
 

@@ -92,4 +92,13 @@ def test_notebook_runs(name):
             for o in cell.outputs
             if "image/png" in o.get("data", {})
         ]
-        assert len(images) >= 2  # op times and the memory timeline
+        assert len(images) >= 3  # op times, time by module and the memory timeline
+        assert "device: cpu" in text and "per step" in text
+        views = [
+            o
+            for cell in nb.cells
+            if cell.cell_type == "code"
+            for o in cell.outputs
+            if "application/vnd.jupyter.widget-view+json" in o.get("data", {})
+        ]
+        assert len(views) == 1  # the profile view linked to the tape's graph
