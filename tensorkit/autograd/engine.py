@@ -98,7 +98,7 @@ def _execute(
     ready = _ready_roots(root_edges, dependencies)
 
     index = 0
-    pop, push = heapq.heappop, heapq.heappush
+    pop = heapq.heappop
     while ready:
         node = pop(ready)[2]
         buffer = pending.pop(node, None)
@@ -135,13 +135,7 @@ def _execute(
             step = _step(index, node, grads_in, grads_out)
         yield step
         index += 1
-        for edge in node.edges:
-            if edge is not None:
-                child = edge[0]
-                remaining = dependencies[child] - 1
-                dependencies[child] = remaining
-                if remaining == 0:
-                    push(ready, (-child.seq, id(child), child))
+        _release(node, dependencies, ready)
     return captured
 
 
@@ -308,13 +302,7 @@ def _run_plain(tensors: Any, grad_tensors: Any, retain_graph: bool | None, input
                             if remaining == 0:
                                 push(ready, (-child.seq, id(child), child))
                     continue
-            for edge in node.edges:
-                if edge is not None:
-                    child = edge[0]
-                    remaining = dependencies[child] - 1
-                    dependencies[child] = remaining
-                    if remaining == 0:
-                        push(ready, (-child.seq, id(child), child))
+            _release(node, dependencies, ready)  # no gradient reached it, or it was skipped
     except Exception as error:
         if node is not None and getattr(error, "backward_node", None) is None:
             error.backward_node = node
@@ -705,6 +693,7 @@ def _needed_nodes(dependencies: dict, targets: dict) -> set:
 
 
 def _release(node: Node, dependencies: dict, ready: list) -> None:
+    """Count ``node``'s edges as done; a child whose last dependency this was becomes ready."""
     for edge in node.edges:
         if edge is None:
             continue
