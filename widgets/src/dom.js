@@ -154,3 +154,25 @@ export function redrawOn(model, events, redraw) {
     for (const name of events) model.off(name, redraw);
   };
 }
+
+/**
+ * Keyboard shortcuts on `root`: `find(event)` names the entry for a key (or nothing), and
+ * `run(entry)` carries it out. Keys typed into a text box or a menu are left alone. Returns
+ * the function that stops listening.
+ * @param {HTMLElement} root
+ * @param {(event: KeyboardEvent) => any} find
+ * @param {(entry: any) => void} run
+ * @returns {() => void}
+ */
+export function onShortcut(root, find, run) {
+  const onKey = (event) => {
+    const tag = event.target && event.target.tagName;
+    if (tag === "INPUT" || tag === "SELECT") return;
+    const entry = find(event);
+    if (!entry) return;
+    event.preventDefault();
+    run(entry);
+  };
+  root.addEventListener("keydown", onKey);
+  return () => root.removeEventListener("keydown", onKey);
+}

@@ -8,7 +8,7 @@
  * front end sets `position` and `pass_index` itself.
  */
 
-import { h, redrawOn } from "./dom.js";
+import { h, onShortcut, redrawOn } from "./dom.js";
 import { graphView } from "./graphview.js";
 import { panelView } from "./stepper_panel.js";
 import { TOOLBAR, chainLabels, focusNode, statusText } from "./stepper_logic.js";
@@ -163,15 +163,7 @@ function render({ model, el }) {
   ]);
   el.append(root);
 
-  const onKey = (event) => {
-    const tag = event.target && event.target.tagName;
-    if (tag === "INPUT" || tag === "SELECT") return;
-    const entry = moveForKey(event);
-    if (!entry) return;
-    event.preventDefault();
-    move(entry.action);
-  };
-  root.addEventListener("keydown", onKey);
+  const stopKeys = onShortcut(root, moveForKey, (entry) => move(entry.action));
 
   function redraw() {
     const passes = model.get("passes");
@@ -203,7 +195,7 @@ function render({ model, el }) {
 
   return () => {
     stop();
-    root.removeEventListener("keydown", onKey);
+    stopKeys();
     view.destroy();
     root.remove();
   };

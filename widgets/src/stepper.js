@@ -9,7 +9,7 @@
  * `chain_rule` is synced both ways.
  */
 
-import { h, redrawOn } from "./dom.js";
+import { h, onShortcut, redrawOn } from "./dom.js";
 import { graphView } from "./graphview.js";
 import { panelView } from "./stepper_panel.js";
 import {
@@ -108,15 +108,7 @@ function render({ model, el }) {
   ]);
   el.append(root);
 
-  const onKey = (event) => {
-    const tag = event.target && event.target.tagName;
-    if (tag === "INPUT" || tag === "SELECT") return;
-    const entry = entryForKey(event);
-    if (!entry) return;
-    event.preventDefault();
-    send(commandFor(entry, context()));
-  };
-  root.addEventListener("keydown", onKey);
+  const stopKeys = onShortcut(root, entryForKey, (entry) => send(commandFor(entry, context())));
 
   function redraw() {
     const state = model.get("state");
@@ -164,7 +156,7 @@ function render({ model, el }) {
 
   return () => {
     stop();
-    root.removeEventListener("keydown", onKey);
+    stopKeys();
     view.destroy();
     root.remove();
   };

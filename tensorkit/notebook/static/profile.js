@@ -1,4 +1,4 @@
-/* tensorkit widgets bundle: esbuild 0.28.2, widgets/src sha256=8a3c58e059718fd1c12bffe92108a87e26a14a0381f6a2aa93e739cf11579a58 */
+/* tensorkit widgets bundle: esbuild 0.28.2, widgets/src sha256=08a35b08743295cc12b382a90664f665da2abd805744721a73a126595f78fbc6 */
 
 // widgets/src/format.js
 function shapeText(shape) {

@@ -1,4 +1,4 @@
-/* tensorkit widgets bundle: esbuild 0.28.2, widgets/src sha256=8a3c58e059718fd1c12bffe92108a87e26a14a0381f6a2aa93e739cf11579a58 */
+/* tensorkit widgets bundle: esbuild 0.28.2, widgets/src sha256=08a35b08743295cc12b382a90664f665da2abd805744721a73a126595f78fbc6 */
 
 // widgets/src/format.js
 function shapeText(shape) {
@@ -155,6 +155,18 @@ function redrawOn(model, events, redraw) {
   return () => {
     for (const name of events) model.off(name, redraw);
   };
+}
+function onShortcut(root, find, run) {
+  const onKey = (event) => {
+    const tag = event.target && event.target.tagName;
+    if (tag === "INPUT" || tag === "SELECT") return;
+    const entry = find(event);
+    if (!entry) return;
+    event.preventDefault();
+    run(entry);
+  };
+  root.addEventListener("keydown", onKey);
+  return () => root.removeEventListener("keydown", onKey);
 }
 
 // widgets/src/layout.js
@@ -1060,15 +1072,7 @@ function render({ model, el }) {
     h("div", { class: "tk-body" }, [h("div", { class: "tk-canvas" }, [view.element]), panel])
   ]);
   el.append(root);
-  const onKey = (event) => {
-    const tag = event.target && event.target.tagName;
-    if (tag === "INPUT" || tag === "SELECT") return;
-    const entry = moveForKey(event);
-    if (!entry) return;
-    event.preventDefault();
-    move(entry.action);
-  };
-  root.addEventListener("keydown", onKey);
+  const stopKeys = onShortcut(root, moveForKey, (entry) => move(entry.action));
   function redraw() {
     const passes = model.get("passes");
     const pass = current();
@@ -1097,7 +1101,7 @@ function render({ model, el }) {
   const stop = redrawOn(model, events, redraw);
   return () => {
     stop();
-    root.removeEventListener("keydown", onKey);
+    stopKeys();
     view.destroy();
     root.remove();
   };
