@@ -319,3 +319,26 @@ def test_gpu_synchronized_times_sum_to_about_the_wall_time() -> None:
     host = sum(r.duration_ns for r in prof.records)
     assert 0.5 * wall <= gpu <= 1.05 * wall  # the GPU work fills the synchronized run
     assert gpu <= 1.05 * host  # each op's host time waits for its GPU work
+
+
+def test_record_memory_keeps_the_pools_reserved_bytes(fake: StandInCupy) -> None:
+    from tensorkit.notebook.profile_model import build_profile
+
+    x = cuda_leaf()
+    with profiler.profile(record_memory=True) as prof, tk.autograd.Tape() as tape:
+        train_step(x)
+    records = prof.records
+    assert [r.reserved_bytes for r in records] == [
+        e.records["reserved_bytes"] for e in tape.entries
+    ]
+    assert all(r.reserved_bytes is not None for r in records)
+    assert records[-1].reserved_bytes == tk.cuda.memory_reserved("cuda:0")
+    timeline = build_profile(prof)["memory"]
+    assert timeline["caching"] and None not in timeline["reserved"]
+
+
+def test_cpu_reserved_bytes_are_the_live_bytes() -> None:
+    x = tk.ones(4, requires_grad=True)
+    with profiler.profile(record_memory=True) as prof:
+        train_step(x)
+    assert [r.reserved_bytes for r in prof.records] == [r.live_bytes for r in prof.records]

@@ -119,12 +119,12 @@ def _rows_from_profile(prof: Any) -> list[dict]:
             output_dtypes=r.output_dtypes,
             device=r.device,
             host_time_ns=r.duration_ns,
-            gpu_time_ns=getattr(r, "gpu_time_ns", None),
+            gpu_time_ns=r.gpu_time_ns,
             alloc_bytes=r.alloc_bytes,
             free_bytes=r.free_bytes,
             live_bytes=r.live_bytes,
             peak_bytes=r.peak_bytes,
-            reserved_bytes=getattr(r, "reserved_bytes", None),
+            reserved_bytes=r.reserved_bytes,
             call_site=r.call_site,
         )
         for r in prof.records

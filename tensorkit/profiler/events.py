@@ -19,7 +19,9 @@ class OpRecord:
 
     ``gpu_time_ns`` is the op's GPU time from CUDA events and ``gpu_start_ns`` its GPU start
     on the host clock (see ``profiler.gpu``); both are None for ops that did not run on a
-    CUDA device.
+    CUDA device. ``reserved_bytes`` (with memory recording) is what the device's allocator
+    holds after the op: CuPy's pool on CUDA (cached blocks included), the live bytes on the
+    CPU, which has no caching allocator.
     """
 
     __slots__ = (
@@ -41,6 +43,7 @@ class OpRecord:
         "output_shapes",
         "peak_bytes",
         "phase",
+        "reserved_bytes",
         "scopes",
         "start_ns",
     )
@@ -77,6 +80,7 @@ class OpRecord:
         self.free_bytes: int | None = None
         self.live_bytes: int | None = None
         self.peak_bytes: int | None = None
+        self.reserved_bytes: int | None = None
 
     @property
     def duration_ns(self) -> int:
@@ -119,11 +123,16 @@ EXTRA_FIELDS = 6  # per op, with any option: shapes, call site, alloc, freed, li
 
 
 def make_record(
-    index: int, core: list, extra: list | None, gpu: tuple[int, int] | None
+    index: int,
+    core: list,
+    extra: list | None,
+    gpu: tuple[int, int] | None,
+    reserved: int | None = None,
 ) -> OpRecord:
     """An ``OpRecord`` from the profiler's flat lists (op ``index`` holds ``CORE_FIELDS``
-    values in ``core`` and, when options were on, ``EXTRA_FIELDS`` in ``extra``) and, for a
-    CUDA op, its (GPU start, GPU time) in ns."""
+    values in ``core`` and, when options were on, ``EXTRA_FIELDS`` in ``extra``), for a
+    CUDA op its (GPU start, GPU time) in ns and, with memory recording, the allocator's
+    reserved bytes after it (None on the CPU: the live bytes)."""
     at = index * CORE_FIELDS
     record = OpRecord(index, *core[at : at + CORE_FIELDS])
     if gpu is not None:
@@ -146,4 +155,5 @@ def make_record(
             live,
             peak,
         )
+        record.reserved_bytes = live if reserved is None else reserved
     return record

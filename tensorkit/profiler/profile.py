@@ -14,6 +14,7 @@ from typing import Any
 
 from .. import _state, memory
 from .._backend import cpu, cuda_in_use, cupy_module
+from ..cuda.memory import memory_reserved
 from ..tensor import Tensor
 from . import memory as op_memory
 from .events import CORE_FIELDS, EXTRA_FIELDS, OpRecord, RangeRecord, make_record
@@ -95,6 +96,7 @@ class profile:  # noqa: N801 (PyTorch's name)
         # The records dicts of ops that another observer (a Tape) saw too: GPU times are
         # written into them when the profile ends.
         self._shared: dict[int, dict] = {}
+        self._reserved: dict[int, int] = {}  # op index -> CUDA pool bytes (memory recording)
         self._gpu: GpuTimer | None = None
         self._freed_seen = 0
         self._peak = 0
@@ -120,6 +122,7 @@ class profile:  # noqa: N801 (PyTorch's name)
         self._ranges.clear()
         self._index_of_node.clear()
         self._shared.clear()
+        self._reserved.clear()
         self._gpu = None
         self.__dict__.pop("op_started", None)
         if cuda_in_use():
@@ -276,10 +279,14 @@ class profile:  # noqa: N801 (PyTorch's name)
         if live > self._peak:
             self._peak = live
         self._extra.extend((shapes, site, allocated, released, live, self._peak))
+        reserved = live
+        if device != "cpu":  # the caching allocator also holds cached blocks
+            reserved = self._reserved[len(self._core) // CORE_FIELDS - 1] = memory_reserved(device)
         if len(_state.observers) > 1:
             records["alloc_bytes"] = allocated
             records["free_bytes"] = released
             records["live_bytes"] = live
+            records["reserved_bytes"] = reserved
 
     @property
     def records(self) -> list[OpRecord]:
@@ -291,7 +298,11 @@ class profile:  # noqa: N801 (PyTorch's name)
             return built
         gpu = {} if self._gpu is None else self._gpu.resolve()
         for index in range(len(built), count):
-            built.append(make_record(index, self._core, self._extra, gpu.get(index)))
+            built.append(
+                make_record(
+                    index, self._core, self._extra, gpu.get(index), self._reserved.get(index)
+                )
+            )
         return built
 
     # -------------------------------------------------------------------- reading
