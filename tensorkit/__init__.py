@@ -11,6 +11,7 @@ import warnings as _warnings
 
 from . import _state, autograd, cuda, serialization
 from ._backend import device
+from ._backend.host_allocator import keep_large_buffers as _keep_large_buffers
 from ._dtype import (
     bool_ as bool,  # noqa: A004
 )
@@ -131,6 +132,7 @@ cfloat, cdouble = complex64, complex128
 _install_methods()
 _install_random_methods()
 _install_sharing()
+_keep_large_buffers()
 
 
 _LAZY_SUBMODULES = (
