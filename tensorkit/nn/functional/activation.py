@@ -12,6 +12,7 @@ import math
 import warnings
 from typing import Any
 
+from ..._backend.threads import parallel_parts
 from ..._dtype import float32, float64
 from ...ops import unary
 from ...ops._apply import SAVE_OUTPUT, OpDef, apply, same_real_float
@@ -191,10 +192,23 @@ def _prepare(name: str, input: Tensor, dim: int | None, dtype: object) -> tuple[
 
 def _softmax_forward(xp: Any, x: Any, axis: int) -> Any:
     """``exp(x - logsumexp(x))`` with logsumexp's own arithmetic (so the values are the
-    composite formula's, NaN for an inf or an all -inf slice included)."""
+    composite formula's, NaN for an inf or an all -inf slice included); rows split over
+    threads when large."""
+    out = xp.empty(x.shape, x.dtype)
+    if axis == 0:
+        return _softmax_into(xp, x, axis, out)
+
+    def part(rows: slice) -> None:
+        _softmax_into(xp, x[rows], axis, out[rows])
+
+    parallel_parts(part, len(x), x.size, x)
+    return out
+
+
+def _softmax_into(xp: Any, x: Any, axis: int, out: Any) -> Any:
     peak = x.max(axis=axis, keepdims=True)
     peak = xp.where(xp.isfinite(peak), peak, 0)
-    out = x - peak
+    xp.subtract(x, peak, out=out)
     total = xp.exp(out, out=out).sum(axis=axis, keepdims=True)
     xp.subtract(x, xp.log(total) + peak, out=out)
     return xp.exp(out, out=out)

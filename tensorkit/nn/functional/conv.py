@@ -21,6 +21,7 @@ import math
 from collections.abc import Sequence
 from typing import Any
 
+from ..._backend.threads import ascontiguousarray, parallel_parts
 from ...ops._apply import COMMON, OpDef, apply
 from ...ops.matmul import matmul
 from ...tensor import Tensor
@@ -118,7 +119,7 @@ def _im2col_forward(
         order = (0, 1, *range(2 + d, 2 + 2 * d), *range(2, 2 + d))
     else:  # (C, *kernel, N, *out)
         order = (1, *range(2 + d, 2 + 2 * d), 0, *range(2, 2 + d))
-    return xp.ascontiguousarray(windows.transpose(order))
+    return ascontiguousarray(xp, windows.transpose(order))
 
 
 def _col2im_forward(
@@ -137,15 +138,23 @@ def _col2im_forward(
     skip = (slice(None),) * (2 if batch_first else 1)
     full = tuple(n + lo + max(hi, 0) for n, (lo, hi) in zip(size, padding, strict=True))
     # The sums land in an (N, C) buffer, seen in cols' (N, C) or (C, N) order: no transposing
-    # copy at the end.
-    buffer = xp.zeros((lead if batch_first else lead[::-1]) + full, cols.dtype)
+    # copy at the end. Each thread zeroes and sums its own rows of that view.
+    buffer = xp.empty((lead if batch_first else lead[::-1]) + full, cols.dtype)
     view = buffer if batch_first else buffer.swapaxes(0, 1)
-    for offset in itertools.product(*map(range, kernel)):
-        target = tuple(
-            slice(k * dl, k * dl + s * (m - 1) + 1, s)
-            for k, dl, s, m in zip(offset, dilation, stride, out, strict=True)
-        )
-        view[(slice(None), slice(None), *target)] += cols[(*skip, *offset)]
+    offsets = list(itertools.product(*map(range, kernel)))
+
+    def part(rows: slice) -> None:
+        sums = view[rows]
+        sums[...] = 0
+        for offset in offsets:
+            target = tuple(
+                slice(k * dl, k * dl + s * (m - 1) + 1, s)
+                for k, dl, s, m in zip(offset, dilation, stride, out, strict=True)
+            )
+            window = sums[(slice(None), slice(None), *target)]
+            xp.add(window, cols[(*skip, *offset)][rows], out=window)
+
+    parallel_parts(part, view.shape[0], cols.size, cols)
     inner = buffer[
         (
             slice(None),
@@ -153,7 +162,7 @@ def _col2im_forward(
             *(slice(lo, lo + n) for n, (lo, _) in zip(size, padding, strict=True)),
         )
     ]
-    return xp.ascontiguousarray(inner)
+    return ascontiguousarray(xp, inner)
 
 
 def _im2col_rule(ctx: Any, g: Tensor) -> Tensor:
@@ -383,7 +392,13 @@ def _bias_batch_first_forward(xp: Any, y: Any, bias: Any, shape: tuple) -> Any:
     batch, channels, length = shape[0], shape[1], math.prod(shape[2:])
     out = xp.empty(shape, y.dtype)
     rows = y.reshape(channels, batch, length).transpose(1, 0, 2)
-    xp.add(rows, bias.reshape(channels, 1), out=out.reshape(batch, channels, length))
+    sums = out.reshape(batch, channels, length)
+    column = bias.reshape(channels, 1)
+
+    def part(samples: slice) -> None:
+        xp.add(rows[samples], column, out=sums[samples])
+
+    parallel_parts(part, batch, y.size, y)
     return out
 
 
@@ -402,7 +417,7 @@ def _bias_batch_first_arrays(ctx: Any, xp: Any, g: Any) -> Any:
     grad_y = grad_bias = None
     if ctx.edges[0] is not None:
         rows = g.reshape(batch, channels, length).transpose(1, 0, 2)
-        grad_y = xp.ascontiguousarray(rows).reshape(ctx.input_meta[0][0])
+        grad_y = ascontiguousarray(xp, rows).reshape(ctx.input_meta[0][0])
     if ctx.edges[1] is not None:
         grad_bias = g.sum(axis=(0, *range(2, g.ndim)))
     return grad_y, grad_bias

@@ -15,6 +15,7 @@ from collections.abc import Iterator, Sequence
 from typing import Any
 
 from ..._backend import add_at
+from ..._backend.threads import parallel_parts
 from ...ops._apply import OpDef, apply
 from ...tensor import Tensor
 from .conv import ntuple, resample
@@ -179,7 +180,21 @@ def _progression(column: Any) -> slice | None:
 
 def _window_argmax_forward(xp: Any, x: Any, tables: tuple) -> Any:
     """The flat spatial index of each window's largest value, as PyTorch picks it: the first
-    maximum (or the last NaN), and the first real position when nothing beats -inf."""
+    maximum (or the last NaN), and the first real position when nothing beats -inf. Samples
+    are split over threads when large."""
+    shape = x.shape[:2] + tuple(table.shape[0] for table in tables)
+    if x.shape[0] < 2:
+        return _window_argmax_part(xp, x, tables)
+    out = xp.empty(shape, xp.int64)
+
+    def part(samples: slice) -> None:
+        out[samples] = _window_argmax_part(xp, x[samples], tables)
+
+    parallel_parts(part, x.shape[0], x.size, x)
+    return out
+
+
+def _window_argmax_part(xp: Any, x: Any, tables: tuple) -> Any:
     if all(bool((table >= 0).all()) for table in tables):
         arg = _argmax_no_padding(xp, x, tables)
         if arg is not None:
@@ -227,17 +242,30 @@ _WINDOW_ARGMAX = OpDef("window_argmax", _window_argmax_forward, None)
 def _window_max_forward(xp: Any, x: Any, flat: Any, disjoint: bool) -> Any:
     """``x`` (N, C, *S) read at ``flat``, positions into the flattened ``x`` (``disjoint``, no
     position repeats, is for the gradient)."""
-    return x.reshape(-1)[flat]
+    source, out = x.reshape(-1), xp.empty(flat.shape, x.dtype)
+
+    def part(rows: slice) -> None:
+        xp.take(source, flat[rows], out=out[rows])
+
+    parallel_parts(part, len(flat), flat.size, x)
+    return out
 
 
 def _window_max_backward_forward(xp: Any, g: Any, flat: Any, shape: tuple, disjoint: bool) -> Any:
     """Zeros of ``shape`` with ``g`` added at ``flat`` (assigned when no position repeats)."""
-    out = xp.zeros(math.prod(shape), g.dtype)
-    if disjoint:
-        out[flat] = g
-    else:
+    if not disjoint:
+        out = xp.zeros(math.prod(shape), g.dtype)
         add_at(xp, out, flat, g)
-    return out.reshape(shape)
+        return out.reshape(shape)
+    out = xp.empty(shape, g.dtype)
+    flat_out = out.reshape(-1)
+
+    def part(samples: slice) -> None:  # sample n's windows read only sample n's positions
+        out[samples] = 0
+        flat_out[flat[samples]] = g[samples]
+
+    parallel_parts(part, shape[0], out.size, g)
+    return out
 
 
 _WINDOW_MAX = OpDef(
