@@ -29,24 +29,31 @@ BLAS_ENV_VARS = ("OPENBLAS_CORETYPE", "OPENBLAS_L2_SIZE")
 THREAD_ENV_VARS = ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS")
 
 
-def child_env(threads: int | None = None) -> dict[str, str]:
+def child_env(threads: int | None = None, blas_spin: int | None = None) -> dict[str, str]:
     """The parent's environment minus the BLAS overrides, with the repo first on PYTHONPATH;
-    ``threads`` caps the BLAS/OpenMP thread pools (None: the libraries' defaults)."""
+    ``threads`` caps the BLAS/OpenMP thread pools (None: the libraries' defaults);
+    ``blas_spin`` sets OPENBLAS_THREAD_TIMEOUT (OpenBLAS's workers sleep after 2**N cycles
+    without work instead of spinning ~0.1 s)."""
     env = {k: v for k, v in os.environ.items() if k not in BLAS_ENV_VARS}
     if threads is not None:
         env.update(dict.fromkeys(THREAD_ENV_VARS, str(threads)))
+    if blas_spin is not None:
+        env["OPENBLAS_THREAD_TIMEOUT"] = str(blas_spin)
     path = env.get("PYTHONPATH")
     env["PYTHONPATH"] = str(REPO) if not path else f"{REPO}{os.pathsep}{path}"
     return env
 
 
 def run_child(
-    args: Sequence[str], threads: int | None = None, timeout: float = 600.0
+    args: Sequence[str],
+    threads: int | None = None,
+    timeout: float = 600.0,
+    blas_spin: int | None = None,
 ) -> dict[str, Any]:
     """Run ``python *args`` in the child environment; its last stdout line is a JSON object."""
     proc = subprocess.run(
         [sys.executable, *args],
-        env=child_env(threads),
+        env=child_env(threads, blas_spin),
         cwd=REPO,
         capture_output=True,
         text=True,

@@ -222,8 +222,7 @@ def child_main(name: str, s: Settings, seed: int, profile: bool) -> None:
     """Child entry point: run every workload and print the results as one JSON line."""
     lib = load(name)
     out: dict[str, Any] = {"library": {"version": lib.__version__}, "errors": {}}
-    if name == "torch":
-        out["library"]["threads"] = lib.get_num_threads()
+    out["library"]["threads"] = lib.get_num_threads()
     jobs = {
         "cnn": bench_step("cnn", cnn_step_fn, lib, s.cnn_steps, s.cnn_warmup),
         "tf": bench_step("tf", transformer_step_fn, lib, s.tf_steps, s.tf_warmup),
@@ -287,7 +286,7 @@ def collect(names: list[str], s: Settings, args: argparse.Namespace) -> dict[str
             flags += ["--profile"] if args.profile and r == 0 else []
             res = results[name]
             try:
-                part = run_child([SCRIPT, *flags], args.threads)
+                part = run_child([SCRIPT, *flags], args.threads, blas_spin=args.blas_spin)
             except Exception as exc:
                 res["errors"][f"round {r + 1}"] = str(exc)
                 continue
@@ -320,12 +319,18 @@ def report_lines(s: Settings, machine: dict[str, Any], results: dict[str, Any]) 
         ),
         f"load average (1 min) at start {machine['load_start']:.2f}, at end "
         f"{os.getloadavg()[0]:.2f}",
+        "OPENBLAS_THREAD_TIMEOUT in the children: "
+        + (
+            os.environ.get("OPENBLAS_THREAD_TIMEOUT", "unset")
+            if machine["blas_spin"] is None
+            else str(machine["blas_spin"])
+        ),
     ]
     for name, res in results.items():
         pools = describe_pools(res.get("blas", []))
         lines.append(f"BLAS in {name} child: " + ("; ".join(pools) or "none loaded"))
         if "threads" in res.get("library", {}):
-            lines.append(f"  torch intra-op threads: {res['library']['threads']}")
+            lines.append(f"  {name} intra-op threads: {res['library']['threads']}")
     cnn_total = s.cnn_steps + max(s.cnn_warmup, 1) + 1
     tf_total = s.tf_steps + max(s.tf_warmup, 1) + 1
     for key, title, total in (("cnn", "CNN", cnn_total), ("tf", "Transformer", tf_total)):
@@ -362,6 +367,7 @@ def parent_main(args: argparse.Namespace) -> int:
     machine = machine_info()
     machine["load_start"] = os.getloadavg()[0]
     machine["thread_cap"] = args.threads
+    machine["blas_spin"] = args.blas_spin
     notes = []
     if "torch" in names and importlib.util.find_spec("torch") is None:
         names.remove("torch")
@@ -395,6 +401,13 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--json", metavar="PATH", help="write the raw results to PATH")
     parser.add_argument(
         "--threads", type=int, help="cap BLAS/OpenMP threads in the children (default: theirs)"
+    )
+    parser.add_argument(
+        "--blas-spin",
+        type=int,
+        metavar="N",
+        help="set OPENBLAS_THREAD_TIMEOUT=N in the children (OpenBLAS workers sleep after 2**N "
+        "cycles instead of spinning; tensorkit then splits large kernels over every core)",
     )
     parser.add_argument("--seed", type=int, default=SEED, help="seed for weights and inputs")
     parser.add_argument("--child", choices=LIBRARIES, help=argparse.SUPPRESS)

@@ -3,6 +3,9 @@
 from __future__ import annotations
 
 import multiprocessing
+import os
+import subprocess
+import sys
 import threading
 from collections.abc import Callable, Iterator
 
@@ -147,3 +150,22 @@ def test_threshold_backward_keeps_nan_where_relu_passes_and_zero_where_it_blocks
     got = grad.numpy()
     assert got[0, 0] == 0 and np.isnan(got[599, 999])
     np.testing.assert_array_equal(got[1:599], (x[1:599] > 0).astype(np.float32))
+
+
+def default_threads(env_timeout: str | None) -> int:
+    env = {
+        k: v
+        for k, v in os.environ.items()
+        if k not in ("OPENBLAS_THREAD_TIMEOUT", "OMP_NUM_THREADS")
+    }
+    if env_timeout is not None:
+        env["OPENBLAS_THREAD_TIMEOUT"] = env_timeout
+    code = "import tensorkit as tk; print(tk.get_num_threads())"
+    done = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True)
+    return int(done.stdout)
+
+
+@pytest.mark.skipif(not threads.numpy_uses_openblas(), reason="NumPy's BLAS is not OpenBLAS")
+def test_one_thread_by_default_while_openblas_workers_spin_after_each_gemm() -> None:
+    assert default_threads(None) == 1
+    assert default_threads("20") == len(os.sched_getaffinity(0))

@@ -7,8 +7,12 @@ gradient, max pooling, softmax) call :func:`parallel_parts` with a function of o
 :data:`MIN_ELEMENTS` elements, with one thread, or on a GPU, the function runs once, inline,
 over everything.
 
-:func:`set_num_threads` / :func:`get_num_threads` are PyTorch's names (``tk.set_num_threads``);
-the default is the number of cores this process may run on, or ``OMP_NUM_THREADS`` when set.
+:func:`set_num_threads` / :func:`get_num_threads` are PyTorch's names (``tk.set_num_threads``).
+The default is the number of cores this process may run on (or ``OMP_NUM_THREADS``), except
+with NumPy on OpenBLAS, whose worker threads spin for about 0.1 s after every matrix product
+unless ``OPENBLAS_THREAD_TIMEOUT`` was set before NumPy loaded it: the other cores are then
+busy right after each GEMM, parts handed to them wait (measured: no gain on a quiet machine,
+a loss on a loaded one), so the default is 1 until that variable is set.
 The pool is started on first use and forgotten in a forked child (a DataLoader worker), which
 starts its own if it needs one.
 """
@@ -39,6 +43,8 @@ MIN_ELEMENTS = 1 << 18
 
 
 def _default_threads() -> int:
+    if numpy_uses_openblas() and "OPENBLAS_THREAD_TIMEOUT" not in os.environ:
+        return 1  # its workers spin after each GEMM (see above)
     configured = os.environ.get("OMP_NUM_THREADS", "")
     if configured.isdigit() and int(configured) > 0:
         return int(configured)
@@ -46,6 +52,12 @@ def _default_threads() -> int:
         return len(os.sched_getaffinity(0))
     except AttributeError:  # not on Linux
         return os.cpu_count() or 1
+
+
+def numpy_uses_openblas() -> bool:
+    """Whether NumPy was built against OpenBLAS (its wheels are)."""
+    blas = np.__config__.CONFIG.get("Build Dependencies", {}).get("blas", {})
+    return "openblas" in str(blas.get("name", "")).lower()
 
 
 _num_threads = _default_threads()
