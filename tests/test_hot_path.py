@@ -73,6 +73,8 @@ CASES = {
     "matmul": ([(3, 4), (4, 2)], lambda a, b: a @ b),
     "matmul_batched": ([(2, 3, 4), (4, 2)], lambda a, b: a @ b),
     "matvec": ([(3, 4), (4,)], lambda a, b: a @ b),
+    "layer_norm": ([(3, 4, 5)], lambda a: tk.nn.functional.layer_norm(a, (4, 5)) * a),
+    "softmax": ([(3, 5)], lambda a: tk.nn.functional.softmax(a, 1) * a),
     "chain": (
         [(6,), (6,)],
         lambda x, w: tk.relu(tk.tanh(tk.exp(tk.sin(x * w + x)) - x) * 0.5 + 0.1) * x,

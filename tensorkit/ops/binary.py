@@ -307,14 +307,26 @@ def _lerp_forward(xp: Any, start: Any, end: Any, weight: Any) -> Any:
     ``end - (end - start) * (1 - w)``, each a fused multiply-add on the CPU. For float16/32 the
     fused rounding is reproduced exactly by computing in float64 and rounding once."""
     dtype = start.dtype
+    wide = xp.float64 if dtype.kind == "f" and dtype.itemsize < 8 else dtype
     if not hasattr(weight, "dtype"):
         weight = xp.asarray(weight, dtype=dtype)
+        if dtype.kind in "fc":  # one weight: only its branch of the formula, same values
+            return _lerp_one_weight(xp, start, end, weight, wide)
     difference = end - start
-    wide = xp.float64 if dtype.kind == "f" and dtype.itemsize < 8 else dtype
     w, d = weight.astype(wide), difference.astype(wide)
     near_start = start.astype(wide) + w * d
     near_end = end.astype(wide) - d * (1 - weight).astype(wide)
     return xp.where(xp.abs(weight) < 0.5, near_start, near_end).astype(dtype)
+
+
+def _lerp_one_weight(xp: Any, start: Any, end: Any, weight: Any, wide: Any) -> Any:
+    """:func:`_lerp_forward` for a 0-d ``weight``: the branch is known, so one is computed."""
+    d = (end - start).astype(wide)
+    if abs(complex(weight)) < 0.5:
+        result = start + d * weight.astype(wide)
+    else:
+        result = end - d * (1 - weight).astype(wide)
+    return result.astype(start.dtype, copy=False)
 
 
 def _lerp_rule(ctx: Any, g: Tensor) -> tuple:

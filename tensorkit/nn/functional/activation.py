@@ -191,9 +191,9 @@ def _prepare(name: str, input: Tensor, dim: int | None, dtype: object) -> tuple[
 
 
 def _softmax_forward(xp: Any, x: Any, axis: int) -> Any:
-    """``exp(x - logsumexp(x))`` with logsumexp's own arithmetic (so the values are the
-    composite formula's, NaN for an inf or an all -inf slice included); rows split over
-    threads when large."""
+    """``exp(x - max) * (1 / sum)`` (as PyTorch's CPU kernel; NaN for an inf, a NaN or an all
+    -inf slice, as the composite ``exp(x - logsumexp(x))``); rows split over threads when
+    large."""
     out = xp.empty(x.shape, x.dtype)
     if axis == 0:
         return _softmax_into(xp, x, axis, out)
@@ -210,8 +210,8 @@ def _softmax_into(xp: Any, x: Any, axis: int, out: Any) -> Any:
     peak = xp.where(xp.isfinite(peak), peak, 0)
     xp.subtract(x, peak, out=out)
     total = xp.exp(out, out=out).sum(axis=axis, keepdims=True)
-    xp.subtract(x, xp.log(total) + peak, out=out)
-    return xp.exp(out, out=out)
+    out *= xp.reciprocal(total)
+    return out
 
 
 def _softmax_rule(ctx: Any, g: Tensor) -> Tensor:
@@ -223,7 +223,10 @@ def _softmax_arrays(ctx: Any, xp: Any, g: Any) -> Any:
     (out,) = ctx.saved_arrays()
     if not same_real_float(g, out):
         return NotImplemented
-    return out * (g - (g * out).sum(axis=ctx.attrs["axis"], keepdims=True))
+    grad = g * out  # the Tensor rule's arithmetic, in one buffer
+    xp.subtract(g, grad.sum(axis=ctx.attrs["axis"], keepdims=True), out=grad)
+    grad *= out
+    return grad
 
 
 # One op with PyTorch's fused gradient (``_softmax_backward_data``) instead of the five ops of

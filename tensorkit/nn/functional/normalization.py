@@ -8,10 +8,13 @@ from __future__ import annotations
 
 import math
 from collections.abc import Sequence
+from typing import Any
 
 import numpy as np
 
+from ..._dtype import float32, float64
 from ...autograd.grad_mode import no_grad
+from ...ops._apply import SAVE_OUTPUT, OpDef, apply, same_real_float
 from ...tensor import Tensor
 
 __all__ = [
@@ -139,6 +142,60 @@ def _normalized_dims(input: Tensor, normalized_shape: int | Sequence[int]) -> tu
     return tuple(range(-k, 0))
 
 
+def _layer_norm_forward(
+    xp: Any, x: Any, axes: tuple[int, ...], eps: float, count: int, materialize_grads: bool
+) -> tuple:
+    """``(x - mean) * rstd`` over ``axes`` (``count`` elements), and ``rstd = 1 / sqrt(var +
+    eps)`` (biased var): PyTorch's native_layer_norm without the affine part, in five passes
+    over ``x``. ``materialize_grads=False``: the rule gets None, not zeros, for an output no
+    gradient reached."""
+    mean = x.mean(axis=axes, keepdims=True)
+    normalized = x - mean
+    rstd = xp.square(normalized).mean(axis=axes, keepdims=True)
+    rstd += eps
+    xp.sqrt(rstd, out=rstd)
+    xp.reciprocal(rstd, out=rstd)
+    normalized *= rstd
+    return normalized, rstd
+
+
+def _layer_norm_rule(ctx: Any, g: Tensor | None, g_rstd: Tensor | None) -> Tensor | None:
+    """``rstd * (g - mean(g) - x̂ * mean(g * x̂))``, plus ``-g_rstd * rstd² * x̂ / n`` for a
+    gradient reaching ``rstd`` (as it does in double backward, where the rule's own use of
+    rstd is differentiated). Written on the saved outputs, so every order works."""
+    normalized, rstd = ctx.saved_tensors
+    axes, count = ctx.attrs["axes"], ctx.attrs["count"]
+    grad = None
+    if g is not None:
+        centered = g - g.sum(axes, keepdim=True) / count
+        spread = (g * normalized).sum(axes, keepdim=True) / count
+        grad = (centered - normalized * spread) * rstd
+    if g_rstd is not None:
+        through_rstd = normalized * (g_rstd * rstd * rstd / -count)
+        grad = through_rstd if grad is None else grad + through_rstd
+    return grad
+
+
+def _layer_norm_arrays(ctx: Any, xp: Any, g: Any, g_rstd: Any) -> Any:
+    normalized, rstd = ctx.saved_arrays()
+    if g is None or g_rstd is not None or not same_real_float(g, normalized):
+        return NotImplemented
+    axes, count = ctx.attrs["axes"], ctx.attrs["count"]
+    centered = g - g.sum(axis=axes, keepdims=True) / count
+    spread = (g * normalized).sum(axis=axes, keepdims=True) / count
+    return (centered - normalized * spread) * rstd
+
+
+_LAYER_NORM = OpDef(
+    "layer_norm",
+    _layer_norm_forward,
+    _layer_norm_rule,
+    array_rule=_layer_norm_arrays,
+    saves=SAVE_OUTPUT,
+    outputs=-1,
+)
+
+
 def layer_norm(
     input: Tensor,
     normalized_shape: int | Sequence[int],
@@ -147,11 +204,18 @@ def layer_norm(
     eps: float = 1e-5,
 ) -> Tensor:
     """Normalize over the trailing ``normalized_shape`` dims, then scale and shift
-    elementwise."""
+    elementwise. float32/float64 inputs take one fused op (``layer_norm``, with its own
+    gradient rule); other dtypes the composite formula."""
     dims = _normalized_dims(input, normalized_shape)
-    mean = input.mean(dims, keepdim=True)
-    var = input.var(dims, keepdim=True, correction=0)
-    out = (input - mean) * (var + eps).rsqrt()
+    count = math.prod(input.shape[input.ndim - len(dims) :])
+    if input.dtype in (float32, float64) and count > 0:
+        out, _ = apply(
+            _LAYER_NORM, input, axes=dims, eps=eps, count=count, materialize_grads=False
+        )
+    else:
+        mean = input.mean(dims, keepdim=True)
+        var = input.var(dims, keepdim=True, correction=0)
+        out = (input - mean) * (var + eps).rsqrt()
     if weight is not None:
         out = out * weight
     return out if bias is None else out + bias
