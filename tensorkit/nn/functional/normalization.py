@@ -209,9 +209,7 @@ def layer_norm(
     dims = _normalized_dims(input, normalized_shape)
     count = math.prod(input.shape[input.ndim - len(dims) :])
     if input.dtype in (float32, float64) and count > 0:
-        out, _ = apply(
-            _LAYER_NORM, input, axes=dims, eps=eps, count=count, materialize_grads=False
-        )
+        out, _ = apply(_LAYER_NORM, input, axes=dims, eps=eps, count=count, materialize_grads=False)
     else:
         mean = input.mean(dims, keepdim=True)
         var = input.var(dims, keepdim=True, correction=0)
