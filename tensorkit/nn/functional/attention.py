@@ -50,11 +50,14 @@ def scaled_dot_product_attention(
         else:
             scores = scores + attn_mask
     # A row with every position masked attends to nothing (zeros, as PyTorch); finite scores
-    # there keep NaN out of the softmax and its gradient. Most calls have no such row.
-    blocked = (scores == float("-inf")).all(-1, keepdim=True)
-    if bool(blocked.any()):
-        weights = where(blocked, 0.0, softmax(where(blocked, 0.0, scores), -1))
-    else:
+    # there keep NaN out of the softmax and its gradient. Most calls have no -inf score at
+    # all, which one reduction on the array (not an op on the tape) tells.
+    weights = None
+    if scores.numel() and float(scores._data.min()) == float("-inf"):
+        blocked = (scores == float("-inf")).all(-1, keepdim=True)
+        if bool(blocked.any()):
+            weights = where(blocked, 0.0, softmax(where(blocked, 0.0, scores), -1))
+    if weights is None:
         weights = softmax(scores, -1)
     if dropout_p > 0.0:
         weights = dropout(weights, dropout_p, training=True)
