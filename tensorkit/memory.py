@@ -3,7 +3,8 @@
 What it counts: the data buffer of every array an op returns while a
 ``tk.profiler.profile(record_memory=True)`` is active, counted once per buffer (a view counts
 nothing; an op that returns a view of a buffer it allocated counts that buffer). A buffer is
-un-counted when NumPy frees it (a weak reference fires), whether or not profiling is still on.
+un-counted when NumPy frees it (its weak reference fires), whether or not profiling is still
+on: the free is logged then and subtracted, in order, before any total is next read.
 
 What it does not count: tensors made by factory functions (``tk.ones``, ``tk.tensor``, ...,
 which are not ops), ops run while no memory-recording profiler is active, temporaries an op
@@ -16,6 +17,7 @@ CuPy's memory pool instead.
 
 from __future__ import annotations
 
+import threading
 import weakref
 from types import ModuleType
 from typing import Any
@@ -28,30 +30,44 @@ __all__ = [
 ]
 
 
-class _Counters:
-    """Running totals for one device."""
+class _BufferRef(weakref.ref):
+    """A weak reference to a counted buffer, hashed by identity (a key of ``_sizes``; a
+    plain weak reference hashes its referent, and arrays are unhashable)."""
 
-    __slots__ = ("allocated", "allocations", "count", "current", "freed", "frees", "peak")
+    __slots__ = ()
+    __hash__ = object.__hash__
+
+
+class _Counters:
+    """Settled totals for one device (see ``settle``)."""
+
+    __slots__ = ("allocated", "allocations", "current", "freed", "frees", "peak")
 
     def __init__(self) -> None:
         self.current = 0  # bytes of counted buffers alive now
         self.peak = 0  # most bytes alive at once since the last reset
         self.allocated = 0  # bytes ever counted
         self.freed = 0  # bytes ever released
-        self.count = 0  # counted buffers alive now
-        self.allocations = 0
-        self.frees = 0
+        self.allocations = 0  # buffers ever counted
+        self.frees = 0  # buffers ever released
 
 
-class _BufferRef(weakref.ref):
-    """A weak reference to a counted buffer that remembers what to un-count."""
-
-    __slots__ = ("device", "key", "nbytes")
-
-
+# The accounting is a history, so that counting a buffer and seeing it freed cost no Python
+# call: a new buffer appends its bytes to ``_events`` (an int on the CPU, a (device, bytes)
+# tuple elsewhere) and its weak reference's callback is ``_events.append`` itself (C code),
+# which appends the reference when NumPy frees the buffer. ``settle`` replays the entries
+# in order into the totals (so peaks are exact) before any total is read, and turns each
+# freed reference into its negative bytes (or (device, -bytes)). While a memory-recording
+# profile keeps the history (``_keep``), settled entries stay, and the profile derives each
+# op's freed, live and peak bytes from them when its records are read; otherwise they go.
 _counters: dict[str, _Counters] = {}
-_live: dict[int, _BufferRef] = {}  # id(buffer) -> its reference
-freed_total = 0  # bytes ever released, over all devices
+_sizes: dict[_BufferRef, int] = {}  # counted buffers' references -> bytes, until settled
+_devices: dict[_BufferRef, str] = {}  # the device of each such buffer not on the CPU
+_events: list = []
+_on_free = _events.append
+_settled = 0  # _events[:_settled] are settled
+_keep = 0  # profiles reading the history: while above 0, settled entries are kept
+_lock = threading.Lock()  # one settle at a time
 
 
 def _device_counters(device: str) -> _Counters:
@@ -59,6 +75,57 @@ def _device_counters(device: str) -> _Counters:
     if counters is None:
         counters = _counters[device] = _Counters()
     return counters
+
+
+def settle() -> None:
+    """Bring every device's totals up to date with ``_events``."""
+    with _lock:
+        _settle()
+
+
+def _settle() -> None:
+    global _settled
+    events = _events
+    end = len(events)
+    if _settled < end:
+        cpu = _device_counters("cpu")
+        for i in range(_settled, end):
+            entry = events[i]
+            kind = type(entry)
+            if kind is _BufferRef:  # freed
+                nbytes = _sizes.pop(entry)
+                device = _devices.pop(entry, "cpu") if _devices else "cpu"
+                counters = cpu if device == "cpu" else _counters[device]
+                events[i] = -nbytes if counters is cpu else (device, -nbytes)
+                counters.current -= nbytes
+                counters.freed += nbytes
+                counters.frees += 1
+                continue
+            if kind is int:
+                counters, nbytes = cpu, entry
+            else:
+                counters, nbytes = _device_counters(entry[0]), entry[1]
+            counters.current += nbytes
+            counters.allocated += nbytes
+            counters.allocations += 1
+            if counters.current > counters.peak:
+                counters.peak = counters.current
+        _settled = end
+    if not _keep and end:
+        del events[:end]  # not clear(): a free since ``end`` is kept, unsettled
+        _settled = 0
+
+
+def keep_history(keep: bool) -> tuple[int, int]:
+    """Keep settled history entries (``keep``), or stop keeping them, for one reader (a
+    memory-recording profile); returns the history position and the CPU's counted bytes
+    alive there (everything before the position is settled)."""
+    global _keep
+    with _lock:
+        _keep += 1 if keep else -1
+        _settle()
+        cpu = _counters.get("cpu")
+        return _settled, 0 if cpu is None else cpu.current
 
 
 def buffer_of(array: Any) -> Any:
@@ -71,41 +138,30 @@ def buffer_of(array: Any) -> Any:
     return array
 
 
+def is_counted(buffer: Any) -> bool:
+    """Whether ``buffer`` is counted (alive with a reference in ``_sizes``)."""
+    if not weakref.getweakrefcount(buffer):
+        return False
+    return any(type(ref) is _BufferRef for ref in weakref.getweakrefs(buffer))
+
+
 def track(buffer: Any, device: str) -> int:
     """Count ``buffer`` (an array owning its memory, see ``buffer_of``) unless counted
-    already; returns the bytes newly counted."""
-    key = id(buffer)
-    if key in _live:
+    already; returns the bytes newly counted. A new buffer has no weak references: one C
+    call tells, and its free costs no Python call (see ``_events``)."""
+    if weakref.getweakrefcount(buffer) and is_counted(buffer):
         return 0
     try:
-        ref = _BufferRef(buffer, _release)
+        ref = _BufferRef(buffer, _on_free)
     except TypeError:  # not weakly referenceable: cannot see it freed, so do not count it
         return 0
-    nbytes = ref.nbytes = int(buffer.nbytes)
-    ref.key = key
-    ref.device = device
-    _live[key] = ref
-    counters = _device_counters(device)
-    counters.current += nbytes
-    counters.allocated += nbytes
-    counters.count += 1
-    counters.allocations += 1
-    if counters.current > counters.peak:
-        counters.peak = counters.current
+    nbytes = _sizes[ref] = buffer.nbytes
+    if device == "cpu":
+        _events.append(nbytes)
+    else:
+        _devices[ref] = device
+        _events.append((device, nbytes))
     return nbytes
-
-
-def _release(ref: _BufferRef) -> None:
-    global freed_total
-    if _live.get(ref.key) is not ref:
-        return
-    del _live[ref.key]
-    counters = _counters[ref.device]
-    counters.current -= ref.nbytes
-    counters.freed += ref.nbytes
-    counters.count -= 1
-    counters.frees += 1
-    freed_total += ref.nbytes
 
 
 def _name(device: Any) -> str:
@@ -125,6 +181,7 @@ def memory_allocated(device: Any = None) -> int:
     """Bytes of counted buffers alive now on ``device`` (default: the CPU)."""
     if (cuda := _cuda(device)) is not None:
         return cuda.memory_allocated(device)
+    settle()
     counters = _counters.get(_name(device))
     return 0 if counters is None else counters.current
 
@@ -133,6 +190,7 @@ def max_memory_allocated(device: Any = None) -> int:
     """The most counted bytes alive at once on ``device`` since the last peak reset."""
     if (cuda := _cuda(device)) is not None:
         return cuda.max_memory_allocated(device)
+    settle()
     counters = _counters.get(_name(device))
     return 0 if counters is None else counters.peak
 
@@ -142,6 +200,7 @@ def reset_peak_memory_stats(device: Any = None) -> None:
     if (cuda := _cuda(device)) is not None:
         cuda.reset_peak_memory_stats(device)
         return
+    settle()
     counters = _device_counters(_name(device))
     counters.peak = counters.current
 
@@ -150,13 +209,14 @@ def memory_stats(device: Any = None) -> dict[str, int]:
     """PyTorch-style flat statistics for ``device`` (only the keys this accounting knows)."""
     if (cuda := _cuda(device)) is not None:
         return cuda.memory_stats(device)
+    settle()
     c = _counters.get(_name(device)) or _Counters()
     return {
         "allocated_bytes.all.current": c.current,
         "allocated_bytes.all.peak": c.peak,
         "allocated_bytes.all.allocated": c.allocated,
         "allocated_bytes.all.freed": c.freed,
-        "allocation.all.current": c.count,
+        "allocation.all.current": c.allocations - c.frees,
         "allocation.all.allocated": c.allocations,
         "allocation.all.freed": c.frees,
     }

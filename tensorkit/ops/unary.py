@@ -10,7 +10,7 @@ import math
 from collections.abc import Callable
 from typing import Any
 
-from .._backend.threads import parallel_parts
+from .._backend.threads import MIN_ELEMENTS, parallel_parts
 from ..tensor import Tensor
 from ._apply import (
     FLOAT,
@@ -143,7 +143,7 @@ def _square(xp: Any, x: Any) -> Any:
 def _relu(xp: Any, x: Any) -> Any:
     if x.dtype.kind == "b":
         raise RuntimeError("Boolean inputs not supported for relu")
-    if x.ndim == 0:
+    if x.size < MIN_ELEMENTS or x.ndim == 0:
         return xp.maximum(x, 0).astype(x.dtype, copy=False)
     out = xp.empty(x.shape, x.dtype)
     parallel_parts(lambda part: xp.maximum(x[part], 0, out=out[part]), len(x), x.size, x)
@@ -222,10 +222,10 @@ def _sigmoid_backward_rule(ctx: Any, gg: Tensor) -> tuple:
 
 
 def _threshold_backward(xp: Any, g: Any, out: Any) -> Any:
-    """``g`` where ``out > 0``, else 0, split over threads when large."""
-    result = xp.empty(xp.broadcast_shapes(g.shape, out.shape), g.dtype)
-    if g.shape != out.shape or g.ndim == 0:
-        return _threshold_backward_part(xp, g, out, result)
+    """``g`` where ``out > 0``, else 0; large arrays split over threads."""
+    if g.size < MIN_ELEMENTS or g.shape != out.shape or g.ndim == 0:
+        return _threshold_backward_part(xp, g, out)
+    result = xp.empty(g.shape, g.dtype)
 
     def part(rows: slice) -> None:
         _threshold_backward_part(xp, g[rows], out[rows], result[rows])
@@ -234,13 +234,18 @@ def _threshold_backward(xp: Any, g: Any, out: Any) -> Any:
     return result
 
 
-def _threshold_backward_part(xp: Any, g: Any, out: Any, result: Any) -> Any:
-    """Multiplying by the mask is ~10x faster than a select on an unpredictable mask; the
-    select is needed only when g holds inf or NaN (inf * 0 is NaN), which a non-finite sum of
-    the product reveals."""
-    xp.multiply(g, out > 0, out=result)
-    if g.dtype.kind == "f" and not bool(xp.isfinite(result.sum())):
-        result[...] = xp.where(out > 0, g, 0)
+def _threshold_backward_part(xp: Any, g: Any, out: Any, result: Any = None) -> Any:
+    """Into ``result`` (or a new array). Multiplying by the mask is ~10x faster than a select
+    on an unpredictable mask; the select is needed only when g holds inf or NaN (inf * 0 is
+    NaN), which a non-finite sum of the product reveals."""
+    passed = out > 0
+    product = xp.multiply(g, passed, out=result)
+    if g.dtype.kind != "f" or bool(xp.isfinite(product.sum())):
+        return product
+    selected = xp.where(passed, g, 0).astype(g.dtype, copy=False)
+    if result is None:
+        return selected
+    result[...] = selected
     return result
 
 

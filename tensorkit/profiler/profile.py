@@ -19,7 +19,10 @@ from ..tensor import Tensor
 from . import memory as op_memory
 from .events import CORE_FIELDS, EXTRA_FIELDS, OpRecord, RangeRecord, make_record
 from .gpu import GpuTimer, check_mode, timing_text
+from .memory import count_arrays, count_tensors
 from .stack import call_site
+
+_history = memory._events  # len() of it: the memory history's position (see memory.settle)
 
 __all__ = ["profile", "record_function"]
 
@@ -89,6 +92,8 @@ class profile:  # noqa: N801 (PyTorch's name)
         self.cuda_timing = check_mode(cuda_timing)
         self._core: list = []  # CORE_FIELDS values per op (see events.make_record)
         self._extra: list | None = [] if record_shapes or record_memory or with_stack else None
+        if record_memory and not (record_shapes or with_stack):
+            self._record_extra = self._record_memory  # type: ignore[method-assign]
         self._tuples: dict[tuple, tuple] = {}  # shapes, call sites, scopes: each kept once
         self._records: list[OpRecord] = []
         self._ranges: list[RangeRecord] = []
@@ -98,8 +103,10 @@ class profile:  # noqa: N801 (PyTorch's name)
         self._shared: dict[int, dict] = {}
         self._reserved: dict[int, int] = {}  # op index -> CUDA pool bytes (memory recording)
         self._gpu: GpuTimer | None = None
-        self._freed_seen = 0
-        self._peak = 0
+        # Memory: [history position, CPU live bytes, peak] after the last resolved op, and
+        # the ops resolved (see profiler.memory.resolve).
+        self._memory_state: list = [0, 0, 0]
+        self._resolved = 0
         self._running = False
         self.start_ns = 0
         self.end_ns = 0
@@ -127,8 +134,10 @@ class profile:  # noqa: N801 (PyTorch's name)
         self.__dict__.pop("op_started", None)
         if cuda_in_use():
             self._time_gpu()
-        self._freed_seen = memory.freed_total
-        self._peak = memory.memory_allocated()
+        self._resolved = 0
+        if self.record_memory:
+            position, live = memory.keep_history(True)
+            self._memory_state[:] = [position, live, live]
         self.start_ns = time.perf_counter_ns()
         _active.append(self)
         _state.add_observer(self)
@@ -139,6 +148,9 @@ class profile:  # noqa: N801 (PyTorch's name)
         _active.remove(self)
         self.end_ns = time.perf_counter_ns()
         self._running = False
+        if self.record_memory:
+            self._resolve_memory()
+            memory.keep_history(False)  # and the history goes, unless another profile reads it
         if self._gpu is not None and self._shared:
             self._share_gpu_times()
 
@@ -269,24 +281,46 @@ class profile:  # noqa: N801 (PyTorch's name)
         if not self.record_memory:
             self._extra.extend((shapes, site, None, None, None, None))
             return
-        allocated = op_memory.count_outputs(
-            event.inputs, event.outputs, device, arrays=event.op is None
-        )
-        freed = memory.freed_total
-        live = op_memory.live_bytes(device)
-        released = freed - self._freed_seen
-        self._freed_seen = freed
-        if live > self._peak:
-            self._peak = live
-        self._extra.extend((shapes, site, allocated, released, live, self._peak))
-        reserved = live
-        if device != "cpu":  # the caching allocator also holds cached blocks
-            reserved = self._reserved[len(self._core) // CORE_FIELDS - 1] = memory_reserved(device)
+        self._record_memory(event, device, records, forward, shapes, site)
+
+    def _record_memory(
+        self,
+        event: Any,
+        device: str,
+        records: dict,
+        forward: int | None,
+        shapes: tuple | None = None,
+        site: tuple | None = None,
+    ) -> None:
+        """The extra fields with memory (``_record_extra`` itself when memory is the only
+        option). Freed, live (on the CPU) and peak bytes are derived from memory's history
+        when records are read (``_resolve_memory``): here, only the history's position."""
+        if event.op is None:  # a backward node: gradient arrays
+            allocated = count_arrays(event.inputs, event.outputs, device)
+        else:
+            allocated = count_tensors(event.inputs, event.outputs, device)
+        if device == "cpu":
+            self._extra.extend((shapes, site, allocated, len(_history), None, None))
+        else:
+            live = memory.memory_allocated(device)  # the CUDA pool's
+            self._extra.extend((shapes, site, allocated, len(_history), live, None))
+            self._reserved[len(self._core) // CORE_FIELDS - 1] = memory_reserved(device)
         if len(_state.observers) > 1:
+            self._resolve_memory()
+            at = len(self._extra) - 3
             records["alloc_bytes"] = allocated
-            records["free_bytes"] = released
-            records["live_bytes"] = live
-            records["reserved_bytes"] = reserved
+            records["free_bytes"] = self._extra[at]
+            records["live_bytes"] = live = self._extra[at + 1]
+            records["reserved_bytes"] = (
+                live if device == "cpu" else self._reserved[len(self._core) // CORE_FIELDS - 1]
+            )
+
+    def _resolve_memory(self) -> None:
+        """Derive the memory fields of the ops recorded since the last call."""
+        count = len(self._core) // CORE_FIELDS
+        if self._resolved < count:
+            op_memory.resolve(self._extra, self._resolved, count, EXTRA_FIELDS, self._memory_state)
+            self._resolved = count
 
     @property
     def records(self) -> list[OpRecord]:
@@ -296,6 +330,8 @@ class profile:  # noqa: N801 (PyTorch's name)
         count = len(self._core) // CORE_FIELDS
         if len(built) == count:
             return built
+        if self.record_memory:
+            self._resolve_memory()
         gpu = {} if self._gpu is None else self._gpu.resolve()
         for index in range(len(built), count):
             built.append(
