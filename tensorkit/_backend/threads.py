@@ -35,6 +35,7 @@ __all__ = [
     "parallel_parts",
     "set_num_threads",
     "split_axis",
+    "splits",
 ]
 
 # Below this many elements a kernel runs inline: handing parts to a thread costs tens of
@@ -113,6 +114,16 @@ def split_axis(shape: tuple[int, ...], parts: int) -> int | None:
     return None
 
 
+def splits(length: int, elements: int, array: Any = None) -> bool:
+    """Whether :func:`parallel_parts` would cut this work into parts (see there)."""
+    return (
+        min(_num_threads, length) > 1
+        and elements >= MIN_ELEMENTS
+        and not getattr(_inside, "active", False)
+        and (array is None or type(array) is np.ndarray)
+    )
+
+
 def parallel_parts(
     kernel: Callable[[slice], Any], length: int, elements: int, array: Any = None
 ) -> None:
@@ -120,15 +131,10 @@ def parallel_parts(
     the work (``elements``) is large, else once with ``slice(None)``. ``array`` (any operand)
     says where the data lives: anything but a NumPy array runs inline. The kernel writes its
     part of a preallocated output; exceptions from any part are raised here."""
-    threads = min(_num_threads, length)
-    if (
-        threads < 2
-        or elements < MIN_ELEMENTS
-        or getattr(_inside, "active", False)
-        or (array is not None and type(array) is not np.ndarray)
-    ):
+    if not splits(length, elements, array):
         kernel(slice(None))
         return
+    threads = min(_num_threads, length)
     bounds = [length * i // threads for i in range(threads + 1)]
     parts = [slice(lo, hi) for lo, hi in itertools.pairwise(bounds)]
     pool = _thread_pool()

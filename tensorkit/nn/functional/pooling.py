@@ -15,7 +15,7 @@ from collections.abc import Iterator, Sequence
 from typing import Any
 
 from ..._backend import add_at
-from ..._backend.threads import parallel_parts
+from ..._backend.threads import parallel_parts, splits
 from ...ops._apply import OpDef, apply
 from ...tensor import Tensor
 from .conv import ntuple, resample
@@ -182,10 +182,9 @@ def _window_argmax_forward(xp: Any, x: Any, tables: tuple) -> Any:
     """The flat spatial index of each window's largest value, as PyTorch picks it: the first
     maximum (or the last NaN), and the first real position when nothing beats -inf. Samples
     are split over threads when large."""
-    shape = x.shape[:2] + tuple(table.shape[0] for table in tables)
-    if x.shape[0] < 2:
+    if not splits(x.shape[0], x.size, x):
         return _window_argmax_part(xp, x, tables)
-    out = xp.empty(shape, xp.int64)
+    out = xp.empty(x.shape[:2] + tuple(table.shape[0] for table in tables), xp.int64)
 
     def part(samples: slice) -> None:
         out[samples] = _window_argmax_part(xp, x[samples], tables)
