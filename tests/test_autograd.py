@@ -517,17 +517,21 @@ def test_leaf_grad_owns_writable_memory():
 def test_direct_in_place_arithmetic_matches_the_general_path():
     base = np.array([[1.0, 2.0, 3.0], [4.0, 5.0, 6.0]], dtype=np.float32)
     row = tk.tensor([1.0, 2.0, 4.0])
-    for name, argument, kwargs in [
-        ("add_", row, {"alpha": 0.5}),
-        ("sub_", 2.0, {}),
-        ("mul_", row, {}),
-        ("div_", row, {}),
+    column = tk.tensor([[0.3], [0.7]])
+    for name, arguments, kwargs in [
+        ("add_", (row,), {"alpha": 0.5}),
+        ("sub_", (2.0,), {}),
+        ("mul_", (row,), {}),
+        ("div_", (row,), {}),
+        ("addcmul_", (row, column), {"value": 0.1}),
+        ("addcdiv_", (column, row), {"value": -0.37}),
+        ("addcdiv_", (row, row), {}),
     ]:
         direct = tk.tensor(base)
         storage = direct.data_ptr()
-        getattr(direct, name)(argument, **kwargs)
+        getattr(direct, name)(*arguments, **kwargs)
         assert direct.data_ptr() == storage and direct._version == 1
-        reference = getattr(tk, name[:-1])(tk.tensor(base), argument, **kwargs)
+        reference = getattr(tk, name[:-1])(tk.tensor(base), *arguments, **kwargs)
         np.testing.assert_array_equal(direct.numpy(), reference.numpy())
 
 

@@ -200,9 +200,31 @@ def _direct_div(xp: Any, target: Any, other: Any) -> None:
     xp.true_divide(target, other, out=target)
 
 
+def _direct_addcmul(xp: Any, target: Any, first: Any, second: Any, value: Any = 1) -> None:
+    product = xp.multiply(first, second)
+    if value != 1:
+        product *= value
+    xp.add(target, product, out=target)
+
+
+def _direct_addcdiv(xp: Any, target: Any, first: Any, second: Any, value: Any = 1) -> None:
+    quotient = xp.true_divide(first, second)
+    if value != 1:
+        quotient *= value
+    xp.add(target, quotient, out=target)
+
+
 # Arithmetic that can write straight into the tensor's storage when nothing is recorded
-# (optimizer updates, ``p -= lr * g`` under no_grad): no temporary result, no copy back.
-_DIRECT = {"add_": _direct_add, "sub_": _direct_sub, "mul_": _direct_mul, "div_": _direct_div}
+# (optimizer updates, ``p -= lr * g`` under no_grad): no copy back, and the same operations
+# in the same order as the general path (``addcmul``: ``input + t1 * t2 * value``).
+_DIRECT = {
+    "add_": _direct_add,
+    "sub_": _direct_sub,
+    "mul_": _direct_mul,
+    "div_": _direct_div,
+    "addcmul_": _direct_addcmul,
+    "addcdiv_": _direct_addcdiv,
+}
 
 
 def _write_directly(tensor: Tensor, name: str, args: tuple, kwargs: dict) -> bool:
@@ -211,28 +233,29 @@ def _write_directly(tensor: Tensor, name: str, args: tuple, kwargs: dict) -> boo
     that neither changes the dtype nor broadcasts the tensor bigger. False: take the
     general path."""
     direct = _DIRECT.get(name)
-    if direct is None or _state.observing or len(args) != 1:
+    if direct is None or _state.observing or not args:
         return False
-    (other,) = args
+    if any(type(v) not in (int, float) for v in kwargs.values()):  # alpha=, value=
+        return False
     data = tensor._data
-    if isinstance(other, Tensor):
-        if other._device is not tensor._device or other._data.dtype != data.dtype:
+    recording = _state.grad_enabled and tensor._requires_grad
+    operands = []
+    for other in args:
+        if isinstance(other, Tensor):
+            if other._device is not tensor._device or other._data.dtype != data.dtype:
+                return False
+            recording = recording or (_state.grad_enabled and other._requires_grad)
+            operands.append(other._data)
+        elif type(other) in (int, float) and data.dtype.kind == "f":
+            operands.append(other)
+        else:
             return False
-        if _state.grad_enabled and (tensor._requires_grad or other._requires_grad):
-            return False
-        operand = other._data
-    elif type(other) in (int, float) and data.dtype.kind == "f":
-        if _state.grad_enabled and tensor._requires_grad:
-            return False
-        operand = other
-    else:
-        return False
-    if name == "div_" and data.dtype.kind != "f":
+    if recording or (name in ("div_", "addcdiv_") and data.dtype.kind != "f"):
         return False
     if 0 in data.strides and data.size > 1:
         return False
     try:
-        direct(tensor._device.xp, data, operand, **kwargs)
+        direct(tensor._device.xp, data, *operands, **kwargs)
     except (ValueError, TypeError):  # shapes that don't fit: let the general path explain
         return False
     tensor.bump_version(name)
