@@ -151,3 +151,30 @@ def test_attention_with_and_without_fully_masked_rows_matches_torch(masked_row) 
         assert not out[:, :, 2].any()
     check_torch(mine, theirs, q, k, v)
     check_grads(mine, q, k, v)
+
+
+def test_fused_layer_norm_is_one_op_with_gradients_to_every_order() -> None:
+    x = RNG.standard_normal((2, 3, 4, 5))
+    w, b = RNG.standard_normal((4, 5)), RNG.standard_normal((4, 5))
+    check_grads(lambda t, w_, b_: F.layer_norm(t, (4, 5), w_, b_, eps=1e-3), x, w, b)
+    with tk.autograd.Tape() as tape:
+        F.layer_norm(tk.tensor(x.astype(np.float32), requires_grad=True), (4, 5))
+    assert [entry.name for entry in tape.entries] == ["layer_norm"]
+    assert tape.entries[0].grad_fn == "LayerNormBackward0" and len(tape.entries[0].outputs) == 2
+    half = tk.tensor(x.astype(np.float16))  # no fused op: the composite formula
+    composite = F.layer_norm(half, (4, 5)).numpy().astype(np.float64)
+    fused = F.layer_norm(tk.tensor(x), (4, 5)).numpy()
+    np.testing.assert_allclose(composite, fused, atol=1e-2)
+
+
+def test_fused_layer_norm_plain_backward_matches_the_tensor_rule_and_torch() -> None:
+    torch = pytest.importorskip("torch")
+    x = RNG.standard_normal((6, 7, 16)).astype(np.float32) * 3 + 1
+    check_torch(lambda t: F.layer_norm(t, (16,)), lambda t: torch.layer_norm(t, (16,)), x)
+    weight = tk.tensor(RNG.standard_normal(x.shape).astype(np.float32))
+    plain, graph = tk.tensor(x, requires_grad=True), tk.tensor(x, requires_grad=True)
+    (F.layer_norm(plain, (16,)) * weight).sum().backward()
+    (grad,) = tk.autograd.grad(
+        (F.layer_norm(graph, (16,)) * weight).sum(), graph, create_graph=True
+    )
+    np.testing.assert_array_equal(grad.detach().numpy(), plain.grad.numpy())
