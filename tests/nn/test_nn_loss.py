@@ -110,6 +110,31 @@ def test_cross_entropy_class_indices(case, reduction, spatial):
     check_torch(mine, theirs, logits, target)
 
 
+@pytest.mark.parametrize("options", [{}, {"weight": True}, {"label_smoothing": 0.2}])
+def test_cross_entropy_with_every_target_ignored_is_nan_with_zero_gradient(options):
+    """PyTorch's mean over no counted target is 0 / 0, but its backward visits only counted
+    targets, so the gradient is zero, not NaN."""
+    torch = _torch()
+    logits = RNG.standard_normal((5, 3))
+    target = np.full(5, 2)
+    weight = RNG.random(3) + 0.5 if options.get("weight") else None
+    extra = {k: v for k, v in options.items() if k != "weight"}
+
+    def mine(x, t):
+        w = None if weight is None else tk.tensor(weight)
+        return F.cross_entropy(x, t, w, ignore_index=2, **extra)
+
+    def theirs(x, t):
+        w = None if weight is None else torch.tensor(weight)
+        return torch.nn.functional.cross_entropy(x, t, w, ignore_index=2, **extra)
+
+    check_torch(mine, theirs, logits, target)
+    x = tk.tensor(logits, requires_grad=True)
+    loss = mine(x, tk.tensor(target))
+    loss.backward()
+    assert np.isnan(loss.item()) and not np.any(x.grad.numpy())
+
+
 @pytest.mark.parametrize("reduction", REDUCTIONS)
 @pytest.mark.parametrize("smoothing", [0.0, 0.3])
 @pytest.mark.parametrize("weighted", [False, True])

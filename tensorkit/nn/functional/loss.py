@@ -196,8 +196,16 @@ def nll_loss(
         weights = weight.to(input.dtype)[safe] * weights
     loss = -picked * weights
     if reduction == "mean":
-        return loss.sum() / weights.sum()
+        return _mean_of_counted(loss.sum(), weights.sum(), keep)
     return reduce_loss(loss, reduction)
+
+
+def _mean_of_counted(total: Tensor, weight_total: Tensor, keep: Tensor) -> Tensor:
+    """``total / weight_total``. With every target ignored PyTorch's mean is NaN (0 / 0) but
+    its gradient is zero (its backward visits only the counted targets): the same here."""
+    if bool(keep._data.any()):
+        return total / weight_total
+    return total * 0.0 + float("nan")
 
 
 def cross_entropy(
@@ -232,10 +240,8 @@ def cross_entropy(
     per_class = log_probs if weight_view is None else log_probs * weight_view
     smooth = where(keep, -per_class.sum(dim), 0.0)
     if reduction == "mean":
-        if weight is None:
-            smooth = smooth.sum() / keep.sum()
-        else:
-            smooth = smooth.sum() / (weight.to(input.dtype)[safe] * keep).sum()
+        counted = keep if weight is None else weight.to(input.dtype)[safe] * keep
+        smooth = _mean_of_counted(smooth.sum(), counted.sum(), keep)
     else:
         smooth = reduce_loss(smooth, reduction)
     return (1 - label_smoothing) * loss + smooth * (label_smoothing / classes)
