@@ -67,6 +67,26 @@ def test_lerp_matches_pytorch_bit_for_bit_in_float32(weight):
     np.testing.assert_array_equal(mine, theirs)
 
 
+@pytest.mark.parametrize(
+    ("dtype", "weight"),
+    [
+        (dtype, weight)
+        for dtype in (tk.float16, tk.float32, tk.float64, tk.complex64)
+        for weight in (0.25, 0.49999999, 0.5, 1.75, -0.5)
+    ]
+    + [(tk.complex64, 0.3 - 0.4j), (tk.complex128, 0.4 + 0.3j)],
+)
+def test_lerp_with_a_number_takes_the_branch_of_its_rounded_weight(dtype, weight):
+    """A Python-number weight computes only its branch of the formula; the branch is chosen
+    by the weight rounded to the tensor's dtype (0.49999999 is 0.5 in float32), as a 0-d
+    tensor weight does."""
+    rng = np.random.default_rng(1)
+    start, end = (tk.tensor(rng.standard_normal(257) * 50, dtype=dtype) for _ in range(2))
+    number = tk.lerp(start, end, weight)
+    tensor = tk.lerp(start, end, tk.tensor(weight, dtype=dtype))
+    np.testing.assert_array_equal(number.numpy(), tensor.numpy())
+
+
 def test_relu_backward_blocks_nan_and_inf_where_the_input_was_negative():
     x = tk.tensor([-1.0, 2.0, -3.0, 4.0], requires_grad=True)
     x.relu().backward(tk.tensor([float("nan"), 1.0, float("inf"), float("inf")]))

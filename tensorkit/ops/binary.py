@@ -309,9 +309,9 @@ def _lerp_forward(xp: Any, start: Any, end: Any, weight: Any) -> Any:
     dtype = start.dtype
     wide = xp.float64 if dtype.kind == "f" and dtype.itemsize < 8 else dtype
     if not hasattr(weight, "dtype"):
-        weight = xp.asarray(weight, dtype=dtype)
         if dtype.kind in "fc":  # one weight: only its branch of the formula, same values
             return _lerp_one_weight(xp, start, end, weight, wide)
+        weight = xp.asarray(weight, dtype=dtype)
     difference = end - start
     w, d = weight.astype(wide), difference.astype(wide)
     near_start = start.astype(wide) + w * d
@@ -319,13 +319,16 @@ def _lerp_forward(xp: Any, start: Any, end: Any, weight: Any) -> Any:
     return xp.where(xp.abs(weight) < 0.5, near_start, near_end).astype(dtype)
 
 
-def _lerp_one_weight(xp: Any, start: Any, end: Any, weight: Any, wide: Any) -> Any:
-    """:func:`_lerp_forward` for a 0-d ``weight``: the branch is known, so one is computed."""
+def _lerp_one_weight(xp: Any, start: Any, end: Any, weight: complex, wide: Any) -> Any:
+    """:func:`_lerp_forward` for a Python number ``weight``: the branch is known, so one is
+    computed. The weight is rounded to the tensor's dtype as a host scalar (no device sync)."""
+    rounded = start.dtype.type(weight)
+    widen = xp.dtype(wide).type
     d = (end - start).astype(wide)
-    if abs(complex(weight)) < 0.5:
-        result = start + d * weight.astype(wide)
+    if abs(complex(rounded)) < 0.5:
+        result = start + d * widen(rounded)
     else:
-        result = end - d * (1 - weight).astype(wide)
+        result = end - d * widen(1 - rounded)
     return result.astype(start.dtype, copy=False)
 
 
