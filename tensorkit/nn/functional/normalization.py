@@ -143,12 +143,12 @@ def _normalized_dims(input: Tensor, normalized_shape: int | Sequence[int]) -> tu
 
 
 def _layer_norm_forward(
-    xp: Any, x: Any, axes: tuple[int, ...], eps: float, count: int, materialize_grads: bool
+    xp: Any, x: Any, axes: tuple[int, ...], eps: float, materialize_grads: bool
 ) -> tuple:
-    """``(x - mean) * rstd`` over ``axes`` (``count`` elements), and ``rstd = 1 / sqrt(var +
-    eps)`` (biased var): PyTorch's native_layer_norm without the affine part, in five passes
-    over ``x``. ``materialize_grads=False``: the rule gets None, not zeros, for an output no
-    gradient reached."""
+    """``(x - mean) * rstd`` over ``axes``, and ``rstd = 1 / sqrt(var + eps)`` (biased var):
+    PyTorch's native_layer_norm without the affine part, in five passes over ``x``.
+    ``materialize_grads=False``: the rule gets None, not zeros, for an output no gradient
+    reached."""
     mean = x.mean(axis=axes, keepdims=True)
     normalized = x - mean
     rstd = xp.square(normalized).mean(axis=axes, keepdims=True)
@@ -164,7 +164,8 @@ def _layer_norm_rule(ctx: Any, g: Tensor | None, g_rstd: Tensor | None) -> Tenso
     gradient reaching ``rstd`` (as it does in double backward, where the rule's own use of
     rstd is differentiated). Written on the saved outputs, so every order works."""
     normalized, rstd = ctx.saved_tensors
-    axes, count = ctx.attrs["axes"], ctx.attrs["count"]
+    axes = ctx.attrs["axes"]
+    count = _count(normalized.shape, axes)
     grad = None
     if g is not None:
         centered = g - g.sum(axes, keepdim=True) / count
@@ -180,10 +181,16 @@ def _layer_norm_arrays(ctx: Any, xp: Any, g: Any, g_rstd: Any) -> Any:
     normalized, rstd = ctx.saved_arrays()
     if g is None or g_rstd is not None or not same_real_float(g, normalized):
         return NotImplemented
-    axes, count = ctx.attrs["axes"], ctx.attrs["count"]
+    axes = ctx.attrs["axes"]
+    count = _count(normalized.shape, axes)
     centered = g - g.sum(axis=axes, keepdims=True) / count
     spread = (g * normalized).sum(axis=axes, keepdims=True) / count
     return (centered - normalized * spread) * rstd
+
+
+def _count(shape: tuple, axes: tuple[int, ...]) -> int:
+    """How many elements each normalized slice holds."""
+    return math.prod(shape[axis] for axis in axes)
 
 
 _LAYER_NORM = OpDef(
@@ -207,9 +214,8 @@ def layer_norm(
     elementwise. float32/float64 inputs take one fused op (``layer_norm``, with its own
     gradient rule); other dtypes the composite formula."""
     dims = _normalized_dims(input, normalized_shape)
-    count = math.prod(input.shape[input.ndim - len(dims) :])
-    if input.dtype in (float32, float64) and count > 0:
-        out, _ = apply(_LAYER_NORM, input, axes=dims, eps=eps, count=count, materialize_grads=False)
+    if input.dtype in (float32, float64) and _count(input.shape, dims) > 0:
+        out, _ = apply(_LAYER_NORM, input, axes=dims, eps=eps, materialize_grads=False)
     else:
         mean = input.mean(dims, keepdim=True)
         var = input.var(dims, keepdim=True, correction=0)
