@@ -160,9 +160,11 @@ def _layer_norm_forward(
 
 
 def _layer_norm_rule(ctx: Any, g: Tensor | None, g_rstd: Tensor | None) -> Tensor | None:
-    """``rstd * (g - mean(g) - x̂ * mean(g * x̂))``, plus ``-g_rstd * rstd² * x̂ / n`` for a
-    gradient reaching ``rstd`` (as it does in double backward, where the rule's own use of
-    rstd is differentiated). Written on the saved outputs, so every order works."""
+    """``rstd * (g - mean(g) - x̂ * mean(g * x̂))``, the gradient through the normalized x̂.
+
+    Plus ``-g_rstd * rstd² * x̂ / n`` for a gradient reaching ``rstd`` (as it does in double
+    backward, where the rule's own use of rstd is differentiated). Written on the saved
+    outputs, so every order works."""
     normalized, rstd = ctx.saved_tensors
     axes = ctx.attrs["axes"]
     count = _count(normalized.shape, axes)
