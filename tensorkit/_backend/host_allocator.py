@@ -22,7 +22,7 @@ import platform
 
 __all__ = ["MMAP_THRESHOLD", "keep_large_buffers"]
 
-MMAP_THRESHOLD = 256 * 1024 * 1024
+MMAP_THRESHOLD = 64 * 1024 * 1024
 _M_TRIM_THRESHOLD = -1  # mallopt parameter numbers, from glibc's malloc.h
 _M_MMAP_THRESHOLD = -3
 ENV_VAR = "TENSORKIT_KEEP_HOST_BUFFERS"
