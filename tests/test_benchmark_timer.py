@@ -23,12 +23,29 @@ def test_timeit_counts_and_repr() -> None:
 def test_blocked_autorange_statistics() -> None:
     m = Timer("sum(range(100))", description="builtin").blocked_autorange(min_run_time=0.05)
     assert sum(m.raw_times) >= 0.05 and len(m.times) >= 2
-    assert m.raw_times[0] >= 0.01  # a block lasts at least 10 ms
     assert min(m.times) <= m.median <= max(m.times)
     assert min(m.times) <= m.mean <= max(m.times)
     assert 0 <= m.iqr <= max(m.times) - min(m.times)
     text = repr(m)
     assert "Median:" in text and "IQR:" in text and "builtin" in text
+
+
+def test_blocked_autorange_sizes_blocks_by_powers_of_ten_to_reach_10_ms(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """On a fake clock where every execution takes 0.3 ms: 1 and 10 executions stay under
+    10 ms, 100 reach it, so every block runs 100 times until 50 ms are measured."""
+    calls: list[int] = []
+
+    def fake_block(self: Timer, number: int) -> float:
+        calls.append(number)
+        return number * 3e-4
+
+    monkeypatch.setattr(Timer, "_block", fake_block)
+    m = Timer("pass").blocked_autorange(min_run_time=0.05)
+    assert calls == [1, 10, 100, 100, 100]
+    assert m.number_per_run == 100 and m.raw_times == [pytest.approx(0.03)] * 2
+    assert m.median == pytest.approx(3e-4)
 
 
 def test_adaptive_autorange_stops() -> None:
