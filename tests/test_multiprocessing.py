@@ -105,6 +105,21 @@ def test_non_leaf_tensor_is_refused():
     receiver.close()
 
 
+def test_unlink_removes_a_block_its_creator_left_empty():
+    # A worker killed between shm_open and ftruncate leaves a zero-byte block, which cannot
+    # be mapped; the DataLoader's cleanup must still remove it (CI once saw this).
+    from _posixshmem import shm_open
+
+    from tensorkit.multiprocessing import _shm
+
+    name = f"tkdl{os.getpid()}_empty"
+    os.close(shm_open("/" + name, os.O_CREAT | os.O_EXCL | os.O_RDWR, mode=0o600))
+    assert _shm.leftovers(name) == [name]
+    _shm.unlink(name)
+    assert _shm.leftovers(name) == []
+    _shm.unlink(name)  # already gone: nothing to do
+
+
 # --------------------------------------------------------------- across processes
 
 

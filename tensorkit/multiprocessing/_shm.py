@@ -77,6 +77,12 @@ def unlink(name: str) -> None:
         block = SharedMemory(name=name)
     except FileNotFoundError:
         return
+    except ValueError:
+        # Empty: its creator died between shm_open and ftruncate, before the resource
+        # tracker heard of it, so only the name is left to remove.
+        with contextlib.suppress(FileNotFoundError):
+            shm_unlink("/" + name)
+        return
     block.close()
     with contextlib.suppress(FileNotFoundError):
         block.unlink()
