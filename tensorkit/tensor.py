@@ -62,6 +62,8 @@ class Tensor:
     _retains_grad = False
     _leaf_hooks: dict | None = None
     _is_inference = False
+    # NumPy defers ``np.float64(2.0) * t`` to ``t.__rmul__`` (a Tensor, as in PyTorch).
+    __array_priority__ = 1000
 
     _data: Any
     _device: device

@@ -283,6 +283,15 @@ UNARY_CASES = [
     case("square-bool", lambda m, x: m.square(x), bools),
     case("square-int", lambda m, x: m.square(x), ints),
     case("erf-float16", lambda m, x: m.erf(x.half()), real, atol=1e-3, rtol=1e-3, gradcheck=False),
+    case(  # computed in float32 and rounded once: within a float16 step of PyTorch
+        "sigmoid-float16",
+        lambda m, x: m.sigmoid(x.half()),
+        real,
+        atol=0,
+        rtol=1e-4,
+        torch_grad=False,
+        gradcheck=False,
+    ),
     case("neg-operator", lambda m, x: -x, real),
     case("exp-int", lambda m, x: m.exp(x), ints, gradcheck=False),
     case("sqrt-int", lambda m, x: m.sqrt(m.abs(x)), ints, gradcheck=False),
@@ -933,6 +942,7 @@ SHAPE_CASES = [
     ),
     _shape("flip-one", lambda m, x: x.flip(-1), ((2, 3), (4,))),
     _shape("flip-method-varargs", lambda m, x: x.flip(0, 1), ((2, 3),)),
+    _shape("flip-dims-keyword", lambda m, x: m.flip(x, dims=(0, -1))),
     _shape("tile-method-varargs", lambda m, x: x.tile(2, 1), ((2, 3), (3,))),
     _shape("fliplr", lambda m, x: m.fliplr(x)),
     _shape("flipud", lambda m, x: m.flipud(x)),
@@ -1066,6 +1076,25 @@ INDEXING_CASES = [
     ),
     case("setitem-list-rows", _setitem([1, 0]), real, real, shapes=(((2, 3), (3,)),)),
     case("setitem-mask", _setitem_mask, real, bools, real, shapes=(((2, 3), (2, 3), ()),)),
+    # PyTorch applies ints before arrays: a slice between them does not move the array dims.
+    _shape("getitem-int-slice-list", lambda m, x: x[1, :, [2, 0]], ((2, 3, 4),)),
+    case(
+        "setitem-int-slice-list",
+        _setitem((1, slice(None), [2, 0])),
+        real,
+        real,
+        shapes=(((2, 3, 4), (3, 2)),),
+    ),
+    _shape("getitem-list-of-lists", lambda m, x: x[[[1, 0], [2, 2]]]),  # x[[1, 0], [2, 2]]
+    _shape("getitem-list-ellipsis", lambda m, x: x[[1, 1], ...]),
+    _shape("getitem-empty-list", lambda m, x: x[[]]),
+    case(
+        "getitem-byte-mask",
+        lambda m, x, mask: x[mask.to(m.uint8)],
+        real,
+        bools,
+        shapes=(((2, 3), (2, 3)),),
+    ),
     case(
         "gather",
         lambda m, x, i: m.gather(x, 1, i),
@@ -1181,6 +1210,14 @@ INDEXING_CASES = [
         shapes=(((2, 3), (2, 3)), ((2, 3), (3,)), ((1, 3), (2, 3))),
     ),
     case(
+        "masked_scatter-broadcast-mask",
+        lambda m, x, mask, source: m.masked_scatter(x, mask, source),
+        real,
+        bools,
+        real,
+        shapes=(((2, 3), (3,), (6,)),),
+    ),
+    case(
         "take_along_dim",
         lambda m, x, i: m.take_along_dim(x, i, 1),
         real,
@@ -1197,6 +1234,9 @@ INDEXING_CASES = [
     ),
     _shape(
         "nonzero", lambda m, x: m.nonzero(x), ((2, 3), (4,), ()), maker=two_zeros, gradcheck=False
+    ),
+    _shape(
+        "nonzero-scalar-tuple", lambda m, x: m.nonzero(x, as_tuple=True), ((),), gradcheck=False
     ),
     _shape(
         "nonzero-tuple",
@@ -1358,6 +1398,29 @@ COMPLEX_CASES = [
         torch_call=lambda m, z: m.conj(z).resolve_conj(),
     ),
     case("angle-of-complex", lambda m, z: m.angle(z), complex_values, gradcheck=False),
+    case(
+        "conj-method",
+        lambda m, z: z.conj(),
+        complex_values,
+        gradcheck=False,
+        torch_call=lambda m, z: z.conj().resolve_conj(),
+    ),
+    case(
+        "mH-of-complex",
+        lambda m, z: z.mH,
+        complex_values,
+        shapes=(((2, 3),),),
+        gradcheck=False,
+        torch_call=lambda m, z: z.mH.resolve_conj(),
+    ),
+    case(
+        "vdot-complex",
+        lambda m, a, b: m.vdot(a, b),
+        complex_values,
+        complex_values,
+        shapes=(((3,), (3,)),),
+        gradcheck=False,
+    ),
 ]
 
 CASES: list[OpCase] = [

@@ -291,6 +291,12 @@ REDUCTION = [
 
 SHAPE = [
     Misuse(
+        "flip-repeated-dim",
+        lambda m: m.flip(_x(m), (0, -2)),
+        RuntimeError,
+        r"dim 0 appears multiple times in the list of dims",
+    ),
+    Misuse(
         "reshape-size",
         lambda m: _x(m).reshape(4, 2),
         RuntimeError,
@@ -687,6 +693,25 @@ INDEXING = [
         IndexError,
         r"index 5 is out of bounds for dimension 0 with size 2",
         torch_match=r"index out of range in self",
+    ),
+    Misuse(
+        "index_select-negative-index",
+        lambda m: m.index_select(_x(m), 0, m.tensor([-1])),
+        IndexError,
+        r"index -1 is out of bounds for dimension 0 with size 2",
+        torch_match=r"index out of range in self",
+    ),
+    Misuse(
+        "index_add-negative-index",
+        lambda m: m.index_add(_x(m), 0, m.tensor([-1]), m.ones(1, 3)),
+        RuntimeError,
+        r"index -1 is out of bounds for dimension 0 with size 2",
+    ),
+    Misuse(
+        "index_add-range",
+        lambda m: m.index_add(_x(m), 0, m.tensor([2]), m.ones(1, 3)),
+        RuntimeError,
+        r"index 2 is out of bounds for dimension 0 with size 2",
     ),
     Misuse(
         "index_add-dtype",

@@ -156,6 +156,16 @@ def test_result_type_and_op_dtype(left, right, expected):
     assert (left + right).dtype is expected
 
 
+def test_numpy_scalars_and_arrays_are_operands_as_in_torch():
+    """A NumPy scalar is a (weak) Python number and an array is a tensor, on either side."""
+    x = tk.tensor([1.0, 2.0])
+    assert (x + np.float64(2.0)).dtype is tk.float32
+    assert (tk.tensor([1, 2]) * np.int64(2)).tolist() == [2, 4]
+    left = np.float64(2.0) * x
+    assert isinstance(left, tk.Tensor) and left.dtype is tk.float32
+    assert (x + np.ones(2)).dtype is tk.float64
+
+
 def test_float_functions_of_integers_give_default_float():
     assert tk.tensor([1, 2]).exp().dtype is tk.float32
     assert (tk.tensor([1, 2]) / 2).dtype is tk.float32

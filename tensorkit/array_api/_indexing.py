@@ -15,7 +15,9 @@ def take(x: Tensor, indices: Tensor, /, *, axis: int | None = None) -> Tensor:
         axis = 0
     if indices.ndim != 1:
         raise ValueError(f"take: indices must be 1-D, got shape {tuple(indices.shape)}")
-    return indexing.index_select(x, axis, indices)
+    size = x.shape[normalize_dim(axis, x.ndim)]
+    wrapped = binary.where(binary.lt(indices, 0), indices + size, indices)  # index_select's >= 0
+    return indexing.index_select(x, axis, wrapped)
 
 
 def take_along_axis(x: Tensor, indices: Tensor, /, *, axis: int = -1) -> Tensor:

@@ -21,6 +21,7 @@ from . import (
     shape,
     unary,
 )
+from . import complex as complex_ops
 from .inplace import make_inplace
 
 # Tensor methods named as the module-level function they call.
@@ -52,6 +53,7 @@ _METHODS_BY_MODULE = {
         "masked_select masked_scatter nonzero argwhere argsort sort msort topk kthvalue unique"
     ),
     matmul: "matmul mm bmm mv dot vdot outer ger tensordot",
+    complex_ops: "conj angle",
     conversion: "clone contiguous type_as",
 }
 
@@ -198,8 +200,6 @@ def _properties() -> dict[str, Any]:
 
 
 def complex_part(tensor: Tensor, which: str) -> Tensor:
-    from . import complex as complex_ops
-
     return getattr(complex_ops, which)(tensor)
 
 

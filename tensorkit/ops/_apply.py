@@ -185,10 +185,13 @@ def unwrap(op: OpDef, inputs: tuple) -> tuple[list, Any, bool]:
 
 def _promote_arrays(op: OpDef, inputs: tuple, arrays: list) -> None:
     with_dims, zero_dim, scalars = [], [], []
-    for x in inputs:
-        if isinstance(x, Tensor):
-            (with_dims if x._data.ndim else zero_dim).append(from_numpy_dtype(x._data.dtype))
+    for i, x in enumerate(inputs):
+        if isinstance(x, Tensor | np.ndarray):  # an array counts as a tensor, as in PyTorch
+            data = x._data if isinstance(x, Tensor) else x
+            (with_dims if data.ndim else zero_dim).append(from_numpy_dtype(data.dtype))
         elif x is not None:
+            if isinstance(x, np.generic):  # a NumPy scalar is a Python number, as in PyTorch
+                arrays[i] = x = x.item()
             if not isinstance(x, bool | int | float | complex):
                 raise TypeError(
                     f"{op.name}(): expected Tensor or number arguments, got {type(x).__name__}"
@@ -199,7 +202,7 @@ def _promote_arrays(op: OpDef, inputs: tuple, arrays: list) -> None:
         target = default_dtype_for_category(FLOATING)
     target_np = target.np
     for i, a in enumerate(arrays):
-        if isinstance(inputs[i], Tensor) and a.dtype != target_np:
+        if isinstance(inputs[i], Tensor | np.ndarray) and a.dtype != target_np:
             arrays[i] = a.astype(target_np)
 
 

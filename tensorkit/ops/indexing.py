@@ -30,12 +30,27 @@ def _is_basic(index: tuple) -> bool:
     )
 
 
+def _as_tuple(index: Any) -> tuple:
+    """The index as a tuple of items. As in PyTorch, a short list holding a Tensor, a sequence,
+    a slice, Ellipsis or None is a tuple of items (``x[[rows, cols]]``), not one integer list."""
+    if isinstance(index, tuple):
+        return index
+    if (
+        isinstance(index, list)
+        and len(index) < 32
+        and any(
+            isinstance(item, Tensor | list | tuple | slice) or item is None or item is Ellipsis
+            for item in index
+        )
+    ):
+        return tuple(index)
+    return (index,)
+
+
 def prepare_index(tensor: Tensor, index: Any) -> tuple[tuple, bool]:
     """Turn a user's index into a tuple NumPy/CuPy understand, and say whether it is basic."""
-    if not isinstance(index, tuple):
-        index = (index,)
     items = []
-    for item in index:
+    for item in _as_tuple(index):
         if isinstance(item, Tensor):
             if item._device is not tensor._device and item.ndim:
                 raise RuntimeError(
@@ -49,10 +64,13 @@ def prepare_index(tensor: Tensor, index: Any) -> tuple[tuple, bool]:
                 )
             if item.ndim == 0 and item._data.dtype.kind in "iu":
                 items.append(int(item.item()))
+            elif item._data.dtype == np.uint8:  # PyTorch's deprecated byte mask
+                items.append(to_device_array(item._data, tensor._device).astype(bool))
             else:
                 items.append(to_device_array(item._data, tensor._device))
-        elif isinstance(item, list):
-            items.append(tensor._device.xp.asarray(item))
+        elif isinstance(item, list | tuple):
+            array = tensor._device.xp.asarray(item)
+            items.append(array if array.size else array.astype(np.int64))
         elif isinstance(item, np.integer):
             items.append(int(item))
         elif isinstance(item, bool):
@@ -99,11 +117,9 @@ def _check_bounds(tensor: Tensor, index: tuple) -> None:
     if consumed > len(shape):
         raise IndexError(f"too many indices for tensor of dimension {len(shape)} (got {consumed})")
     dim = 0
-    for item in index:
+    for position, item in enumerate(index):
         if item is Ellipsis:
-            dim = len(shape) - sum(
-                1 for later in index[index.index(Ellipsis) + 1 :] if later is not None
-            )
+            dim = len(shape) - sum(1 for later in index[position + 1 :] if later is not None)
             continue
         if item is None:
             continue
@@ -177,12 +193,45 @@ _INDEX_BACKWARD = OpDef(
 )
 
 
+def _split_ints(index: tuple) -> tuple[tuple, tuple] | None:
+    """PyTorch applies int items before array items, where NumPy counts an int as an array
+    (which moves the array dims to the front when a slice separates them): the basic part of
+    a mixed index, and the array part left to apply to its result. None without ints."""
+    if not any(type(item) is int for item in index):
+        return None
+    basic, rest = [], []
+    for item in index:
+        if type(item) is int:
+            basic.append(item)
+        elif item is Ellipsis:
+            basic.append(item)
+            rest.append(item)
+        elif item is None or isinstance(item, slice):
+            basic.append(item)
+            rest.append(slice(None))
+        else:  # an integer array, or a mask covering ndim dims
+            basic.extend([slice(None)] * (item.ndim if item.dtype.kind == "b" else 1))
+            rest.append(item)
+    if not any(item is Ellipsis for item in basic):
+        basic.append(Ellipsis)  # a view even when every dim is taken by an int
+    return tuple(basic), tuple(rest)
+
+
+def _select_ints(tensor: Tensor, index: tuple) -> tuple[Tensor, tuple]:
+    """The tensor with the int items of an advanced ``index`` applied, and the rest of it."""
+    split = _split_ints(index)
+    if split is None:
+        return tensor, index
+    return apply(_GETITEM_VIEW, tensor, index=split[0]), split[1]
+
+
 def getitem(tensor: Tensor, index: Any) -> Tensor:
     """``tensor[index]``: a view for basic indices, a copy for integer or mask indices."""
     prepared, basic = prepare_index(tensor, index)
     if basic:
         return apply(_GETITEM_VIEW, tensor, index=prepared)
-    return apply(_GETITEM_ADVANCED, tensor, index=prepared)
+    selected, rest = _select_ints(tensor, prepared)
+    return apply(_GETITEM_ADVANCED, selected, index=rest)
 
 
 # ----------------------------------------------------------------------- writing
@@ -219,7 +268,8 @@ def setitem(tensor: Tensor, index: Any, value: Any) -> None:
         return
     if isinstance(value, Tensor) and value._data.dtype != tensor._data.dtype:
         value = value.to(tensor.dtype)
-    inplace_update(tensor, apply(_INDEX_PUT, tensor, value, index=prepared), "index_put_")
+    target, rest = _select_ints(tensor, prepared)
+    inplace_update(target, apply(_INDEX_PUT, target, value, index=rest), "index_put_")
 
 
 # ------------------------------------------------------------------- gather and scatter
@@ -312,15 +362,22 @@ def _check_gather_index(name: str, input: Tensor, dim: int, index: Tensor) -> in
                 f"Size does not match at dimension {axis} expected index {list(index.shape)} to be "
                 f"smaller than self {list(input.shape)} apart from dimension {d}"
             )
+    _check_index_range(index, input.shape[d] if input.ndim else 1, d)
+    return d
+
+
+def _check_index_range(
+    index: Tensor, size: int, dim: int, error: type[Exception] = RuntimeError
+) -> None:
+    """Unlike ``t[i]``, gather, scatter, index_select and index_add take no negative indices
+    (and none past ``size``)."""
     if index.numel():
         high, low = int(index._data.max()), int(index._data.min())
-        size = input.shape[d] if input.ndim else 1
         if high >= size or low < 0:
-            raise RuntimeError(
-                f"index {high if high >= size else low} is out of bounds for dimension {d} with "
-                f"size {size}"
+            raise error(
+                f"index {high if high >= size else low} is out of bounds for dimension {dim} "
+                f"with size {size}"
             )
-    return d
 
 
 def gather(input: Tensor, dim: int, index: Tensor) -> Tensor:
@@ -382,6 +439,7 @@ def index_select(input: Tensor, dim: int, index: Tensor) -> Tensor:
         raise IndexError(
             f"index_select(): Index is supposed to be a vector, got shape {list(index.shape)}"
         )
+    _check_index_range(index, input.shape[d] if input.ndim else 1, d, IndexError)
     selector = (slice(None),) * d + (reshape(index, (-1,)),)
     return getitem(input, selector)
 
@@ -407,6 +465,7 @@ def index_add(input: Tensor, dim: int, index: Tensor, source: Tensor, *, alpha: 
     """A copy of ``input`` with ``alpha * source`` added at ``index`` along ``dim``."""
     d = normalize_dim(dim, max(input.ndim, 1))
     _check_same_dtype("index_add", input, source)
+    _check_index_range(index, input.shape[d] if input.ndim else 1, d)
     return apply(_INDEX_ADD, input, source, index=index._data, dim=d, alpha=alpha)
 
 
@@ -437,10 +496,10 @@ def masked_select(input: Tensor, mask: Tensor) -> Tensor:
 
 
 def masked_scatter(input: Tensor, mask: Tensor, source: Tensor) -> Tensor:
+    mask = mask.expand(input.shape)
     count = int(mask.sum().item())
-    flat = reshape(source, (-1,))
     result = input.clone()
-    setitem(result, mask.expand(input.shape), narrow(flat, 0, 0, count))
+    setitem(result, mask, narrow(reshape(source, (-1,)), 0, 0, count))
     return result
 
 
@@ -459,8 +518,8 @@ def nonzero(input: Tensor, *, as_tuple: bool = False) -> Any:
     indices = apply(_NONZERO, input)
     if not as_tuple:
         return indices
-    if input.ndim == 0:
-        return (reshape(indices, (-1,)),)
+    if input.ndim == 0:  # one index (0) when the value is nonzero, none otherwise
+        return (input.new_zeros(indices.shape[0], dtype=int64),)
     return tuple(indices[:, i].contiguous() for i in range(input.ndim))
 
 

@@ -701,10 +701,16 @@ _FLIP = OpDef(
 )
 
 
-def flip(input: Tensor, *dims: Any) -> Tensor:
-    """Reverse the order along ``dims``: ``flip(x, (0, 1))`` or, as a method, ``x.flip(0, 1)``."""
-    axes = dims[0] if len(dims) == 1 else dims
-    return apply(_FLIP, input, axes=_dims(axes, input.ndim))
+def flip(input: Tensor, *args: Any, dims: Any = None) -> Tensor:
+    """Reverse the order along ``dims``: ``flip(x, (0, 1))``, ``flip(x, dims=(0, 1))`` or, as a
+    method, ``x.flip(0, 1)``."""
+    if dims is None:
+        dims = args[0] if len(args) == 1 else args
+    axes = _dims(dims, input.ndim)
+    for d in axes:
+        if axes.count(d) > 1:
+            raise RuntimeError(f"dim {d} appears multiple times in the list of dims")
+    return apply(_FLIP, input, axes=axes)
 
 
 def fliplr(input: Tensor) -> Tensor:

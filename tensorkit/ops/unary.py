@@ -117,7 +117,8 @@ def _sigmoid(xp: Any, x: Any) -> Any:
     if x.dtype.kind == "c":
         return 1 / (1 + xp.exp(-x))
     # Split by sign so exp never overflows: 1/(1+e^-x) for x >= 0, e^x/(1+e^x) otherwise.
-    z = xp.exp(-xp.abs(x))
+    # float16 is computed in float32 and rounded once, as PyTorch does.
+    z = xp.exp(-xp.abs(x.astype("float32") if x.dtype == "float16" else x))
     return xp.where(x >= 0, 1 / (1 + z), z / (1 + z)).astype(x.dtype, copy=False)
 
 
