@@ -18,6 +18,8 @@ import tensorkit.optim as optim
 from tensorkit.optim import lr_scheduler
 
 STEPS = 60
+# The schedules here are stepped without optimizer steps; that order's warning has its own test.
+pytestmark = pytest.mark.filterwarnings("ignore:Detected call of `lr_scheduler")
 
 
 @pytest.fixture
@@ -238,6 +240,19 @@ def test_sequential_switches_at_the_milestone() -> None:
         scheduler.step()
         seen.append(scheduler.get_last_lr()[0])
     assert seen == pytest.approx([0.05, 0.075, 0.1, 0.1, 0.05, 0.025])
+
+
+@pytest.mark.filterwarnings("error:Detected call of `lr_scheduler")
+def test_stepping_before_the_optimizer_warns_once() -> None:
+    opt = make_optimizer(tk, optim, groups=1)
+    scheduler = lr_scheduler.StepLR(opt, 2)
+    with pytest.warns(UserWarning, match=r"before `optimizer.step\(\)`"):
+        scheduler.step()
+    scheduler.step()  # only the first step is checked, as in PyTorch
+    opt = make_optimizer(tk, optim, groups=1)
+    scheduler = lr_scheduler.StepLR(opt, 2)
+    opt.step()
+    scheduler.step()  # the right order: no warning (an error here)
 
 
 def test_verbose_prints_each_change(capsys: pytest.CaptureFixture) -> None:

@@ -6,6 +6,7 @@ PyTorch is an optional oracle: tests that compare with it skip without it.
 
 from __future__ import annotations
 
+import inspect
 from typing import Any
 
 import numpy as np
@@ -113,22 +114,28 @@ def test_state_dict_layout_matches_torch(torch: Any, name: str, kwargs: dict) ->
         assert mine["state"][index]["step" if "step" in entry else "momentum_buffer"].dtype == (
             tk.float32
         )
-    torch_only = {"fused", "capturable"}
     (group,), (reference,) = mine["param_groups"], theirs["param_groups"]
-    assert group.keys() == reference.keys() - torch_only
-    assert {k: v for k, v in reference.items() if k not in torch_only} == group
+    assert list(group) == list(reference)
+    assert group == reference
 
 
 @pytest.mark.torch
-@pytest.mark.parametrize("name", ["SGD", "Adam", "LBFGS"])
+@pytest.mark.parametrize("name", sorted({name for name, _ in CASES} | {"LBFGS"}))
+def test_constructor_arguments_match_torch(torch: Any, name: str) -> None:
+    """Every PyTorch argument (``capturable``, ``fused`` included) is accepted, in its place."""
+
+    def arguments(cls: type) -> list:
+        return [(p.name, p.kind, p.default) for p in inspect.signature(cls).parameters.values()]
+
+    assert arguments(getattr(optim, name)) == arguments(getattr(torch.optim, name))
+
+
+@pytest.mark.torch
+@pytest.mark.parametrize("name", ["SGD", "Adam", "RMSprop", "LBFGS"])
 def test_repr_matches_torch(torch: Any, name: str) -> None:
     mine = getattr(optim, name)([tk.zeros(2, requires_grad=True)])
     theirs = getattr(torch.optim, name)([torch.zeros(2, requires_grad=True)])
-    torch_only = ("    fused:", "    capturable:")
-    expected = "\n".join(
-        line for line in repr(theirs).split("\n") if not line.startswith(torch_only)
-    )
-    assert repr(mine) == expected
+    assert repr(mine) == repr(theirs)
     assert repr(mine).startswith(f"{name} (\nParameter Group 0\n")
 
 
@@ -188,6 +195,16 @@ def test_complex_sgd_matches_torch(torch: Any) -> None:
 def test_complex_parameters_are_rejected_where_unsupported() -> None:
     with pytest.raises(RuntimeError, match="Adam does not support complex parameters"):
         optim.Adam([tk.zeros(2, dtype=tk.complex64, requires_grad=True)])
+
+
+@pytest.mark.parametrize(("name", "kwargs"), CASES, ids=CASE_IDS)
+def test_tensor_learning_rate_steps_as_the_float(name: str, kwargs: dict) -> None:
+    """PyTorch accepts ``lr`` as a tensor; the steps are those of the same float."""
+    lr = tk.tensor(kwargs.get("lr", 1.0), dtype=tk.float64)
+    expected, _ = run(tk, optim, name, kwargs, "float64", range(5))
+    got, _ = run(tk, optim, name, {**kwargs, "lr": lr}, "float64", range(5))
+    for p, q in zip(got, expected, strict=True):
+        np.testing.assert_allclose(as_numpy(p), as_numpy(q), rtol=1e-12)
 
 
 # ------------------------------------------------------------------------------- state_dict

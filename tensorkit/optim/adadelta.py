@@ -7,7 +7,7 @@ from typing import Any
 from ..ops.creation import zeros_like
 from ..tensor import Tensor
 from . import _validate
-from .optimizer import Optimizer, ParamsT, step_counter
+from .optimizer import Optimizer, ParamsT, step_counter, subtract_lr_times
 
 
 class Adadelta(Optimizer):
@@ -26,6 +26,7 @@ class Adadelta(Optimizer):
         weight_decay: float = 0,
         foreach: bool | None = None,
         *,
+        capturable: bool = False,
         maximize: bool = False,
         differentiable: bool = False,
     ) -> None:
@@ -39,6 +40,7 @@ class Adadelta(Optimizer):
             "eps": eps,
             "weight_decay": weight_decay,
             "maximize": maximize,
+            "capturable": capturable,
             "foreach": foreach,
             "differentiable": differentiable,
         }
@@ -60,4 +62,4 @@ class Adadelta(Optimizer):
         std = square_avg.add(eps).sqrt_()
         delta = state["acc_delta"].add(eps).sqrt_().div_(std).mul_(grad)
         state["acc_delta"].mul_(rho).addcmul_(delta, delta, value=1 - rho)
-        param.add_(delta, alpha=-group["lr"])
+        subtract_lr_times(param, delta, group["lr"])

@@ -30,6 +30,7 @@ class Adagrad(Optimizer):
         *,
         maximize: bool = False,
         differentiable: bool = False,
+        fused: bool | None = None,
     ) -> None:
         _validate.non_negative("learning rate", lr)
         _validate.non_negative("lr_decay value", lr_decay)
@@ -45,6 +46,7 @@ class Adagrad(Optimizer):
             "foreach": foreach,
             "maximize": maximize,
             "differentiable": differentiable,
+            "fused": fused,
         }
         super().__init__(params, defaults)
         for group in self.param_groups:

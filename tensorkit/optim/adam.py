@@ -31,7 +31,9 @@ class Adam(Optimizer):
         *,
         foreach: bool | None = None,
         maximize: bool = False,
+        capturable: bool = False,
         differentiable: bool = False,
+        fused: bool | None = None,
         decoupled_weight_decay: bool = False,
     ) -> None:
         _validate.common(lr, eps, weight_decay)
@@ -44,7 +46,9 @@ class Adam(Optimizer):
             "amsgrad": amsgrad,
             "maximize": maximize,
             "foreach": foreach,
+            "capturable": capturable,
             "differentiable": differentiable,
+            "fused": fused,
             "decoupled_weight_decay": decoupled_weight_decay,
         }
         super().__init__(params, defaults)
@@ -94,7 +98,9 @@ class AdamW(Adam):
         *,
         maximize: bool = False,
         foreach: bool | None = None,
+        capturable: bool = False,
         differentiable: bool = False,
+        fused: bool | None = None,
     ) -> None:
         super().__init__(
             params,
@@ -105,6 +111,8 @@ class AdamW(Adam):
             amsgrad,
             foreach=foreach,
             maximize=maximize,
+            capturable=capturable,
             differentiable=differentiable,
+            fused=fused,
             decoupled_weight_decay=True,
         )

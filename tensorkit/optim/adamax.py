@@ -28,6 +28,7 @@ class Adamax(Optimizer):
         *,
         maximize: bool = False,
         differentiable: bool = False,
+        capturable: bool = False,
     ) -> None:
         _validate.common(lr, eps, weight_decay)
         _validate.betas(betas)
@@ -39,6 +40,7 @@ class Adamax(Optimizer):
             "foreach": foreach,
             "maximize": maximize,
             "differentiable": differentiable,
+            "capturable": capturable,
         }
         super().__init__(params, defaults)
 

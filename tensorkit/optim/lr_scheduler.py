@@ -41,6 +41,15 @@ _EPOCH_DEPRECATION = (
 )
 
 
+_STEP_ORDER = (
+    "Detected call of `lr_scheduler.step()` before `optimizer.step()`. In PyTorch 1.1.0 and "
+    "later, you should call them in the opposite order: `optimizer.step()` before "
+    "`lr_scheduler.step()`.  Failure to do this will result in PyTorch skipping the first value "
+    "of the learning rate schedule. See more details at "
+    "https://pytorch.org/docs/stable/optim.html#how-to-adjust-learning-rate"
+)
+
+
 def _check_optimizer(optimizer: Any) -> None:
     if not isinstance(optimizer, Optimizer):
         raise TypeError(f"{type(optimizer).__name__} is not an Optimizer")
@@ -102,7 +111,10 @@ class LRScheduler:
         return self._last_lr
 
     def step(self, epoch: int | None = None) -> None:
-        """Advance one epoch (or, deprecated, jump to ``epoch``) and set the new rates."""
+        """Advance one epoch (or, deprecated, jump to ``epoch``) and set the new rates. The
+        first call warns if the optimizer has not stepped yet (a schedule shifted by one)."""
+        if self._step_count == 1 and not self.optimizer._opt_called:
+            warnings.warn(_STEP_ORDER, UserWarning, stacklevel=2)
         self._step_count += 1
         if epoch is not None:
             warnings.warn(_EPOCH_DEPRECATION, UserWarning, stacklevel=2)

@@ -30,6 +30,7 @@ class NAdam(Optimizer):
         *,
         foreach: bool | None = None,
         maximize: bool = False,
+        capturable: bool = False,
         differentiable: bool = False,
     ) -> None:
         _validate.common(lr, eps, weight_decay)
@@ -44,6 +45,7 @@ class NAdam(Optimizer):
             "decoupled_weight_decay": decoupled_weight_decay,
             "maximize": maximize,
             "foreach": foreach,
+            "capturable": capturable,
             "differentiable": differentiable,
         }
         super().__init__(params, defaults)

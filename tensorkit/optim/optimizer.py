@@ -22,10 +22,12 @@ ParamsT: TypeAlias = Iterable[Tensor] | Iterable[dict[str, Any]] | Iterable[tupl
 
 def _profiled(step: Callable) -> Callable:
     """``step`` inside ``record_function("Optimizer.step#<class>.step")``, as PyTorch labels it,
-    so profilers put its ops in the "optimizer" phase (once, when an override calls super)."""
+    so profilers put its ops in the "optimizer" phase (once, when an override calls super).
+    It also marks the optimizer as stepped (``_opt_called``, which schedulers check)."""
 
     @functools.wraps(step)
     def labelled(self: Optimizer, *args: Any, **kwargs: Any) -> Any:
+        self._opt_called = True
         if self._stepping:
             return step(self, *args, **kwargs)
         self._stepping = True
@@ -44,11 +46,14 @@ class Optimizer:
     ``params`` is an iterable of tensors, of ``(name, tensor)`` pairs, or of dicts (parameter
     groups: ``{"params": [...], "lr": ...}``) whose missing options are filled from
     ``defaults``. Subclasses implement ``_update`` (the update of one parameter with a
-    gradient, run in place under ``no_grad``) or override ``step``.
+    gradient, run in place under ``no_grad``) or override ``step``. ``foreach``, ``fused``
+    and ``capturable`` are kept as group options, as PyTorch does; they pick PyTorch kernels
+    (CUDA graphs for ``capturable``) and change nothing here.
     """
 
     _supports_complex = False
     _stepping = False  # inside a labelled step (see _profiled)
+    _opt_called = False  # step() has run at least once
 
     def __init_subclass__(cls, **kwargs: Any) -> None:
         super().__init_subclass__(**kwargs)
@@ -235,6 +240,14 @@ def differentiable_copy(tensor: Tensor, group: dict[str, Any]) -> Tensor:
     """``tensor``, or a copy of it in a differentiable step: state that an op saves for backward
     must not be changed in place by the next step."""
     return tensor.clone() if group["differentiable"] else tensor
+
+
+def subtract_lr_times(param: Tensor, update: Tensor, lr: float | Tensor) -> None:
+    """``param -= lr * update`` in place; ``lr`` may be a tensor, as PyTorch allows."""
+    if isinstance(lr, Tensor):
+        param.addcmul_(update, lr, value=-1)
+    else:
+        param.add_(update, alpha=-lr)
 
 
 def step_counter() -> Tensor:

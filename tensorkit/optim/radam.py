@@ -31,6 +31,7 @@ class RAdam(Optimizer):
         *,
         foreach: bool | None = None,
         maximize: bool = False,
+        capturable: bool = False,
         differentiable: bool = False,
     ) -> None:
         _validate.common(lr, eps, weight_decay)
@@ -42,6 +43,7 @@ class RAdam(Optimizer):
             "weight_decay": weight_decay,
             "maximize": maximize,
             "foreach": foreach,
+            "capturable": capturable,
             "decoupled_weight_decay": decoupled_weight_decay,
             "differentiable": differentiable,
         }

@@ -7,7 +7,7 @@ from typing import Any
 from ..ops.creation import zeros_like
 from ..tensor import Tensor
 from . import _validate
-from .optimizer import Optimizer, ParamsT, differentiable_copy, step_counter
+from .optimizer import Optimizer, ParamsT, differentiable_copy, step_counter, subtract_lr_times
 
 
 class RMSprop(Optimizer):
@@ -27,6 +27,7 @@ class RMSprop(Optimizer):
         weight_decay: float = 0,
         momentum: float = 0,
         centered: bool = False,
+        capturable: bool = False,
         foreach: bool | None = None,
         maximize: bool = False,
         differentiable: bool = False,
@@ -41,6 +42,7 @@ class RMSprop(Optimizer):
             "eps": eps,
             "centered": centered,
             "weight_decay": weight_decay,
+            "capturable": capturable,
             "foreach": foreach,
             "maximize": maximize,
             "differentiable": differentiable,
@@ -71,6 +73,6 @@ class RMSprop(Optimizer):
         avg = avg + group["eps"]
         if group["momentum"] > 0:
             buffer = state["momentum_buffer"].mul_(group["momentum"]).addcdiv_(grad, avg)
-            param.add_(buffer, alpha=-group["lr"])
+            subtract_lr_times(param, buffer, group["lr"])
         else:
             param.addcdiv_(grad, avg, value=-group["lr"])

@@ -6,7 +6,7 @@ from typing import Any
 
 from ..tensor import Tensor
 from . import _validate
-from .optimizer import Optimizer, ParamsT
+from .optimizer import Optimizer, ParamsT, subtract_lr_times
 
 
 class SGD(Optimizer):
@@ -31,6 +31,7 @@ class SGD(Optimizer):
         maximize: bool = False,
         foreach: bool | None = None,
         differentiable: bool = False,
+        fused: bool | None = None,
     ) -> None:
         _validate.non_negative("learning rate", lr)
         _validate.non_negative("momentum value", momentum)
@@ -46,6 +47,7 @@ class SGD(Optimizer):
             "maximize": maximize,
             "foreach": foreach,
             "differentiable": differentiable,
+            "fused": fused,
         }
         super().__init__(params, defaults)
 
@@ -63,4 +65,4 @@ class SGD(Optimizer):
             else:
                 buffer.mul_(momentum).add_(grad, alpha=1 - group["dampening"])
             grad = grad.add(buffer, alpha=momentum) if group["nesterov"] else buffer
-        param.add_(grad, alpha=-group["lr"])
+        subtract_lr_times(param, grad, group["lr"])

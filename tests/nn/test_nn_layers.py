@@ -115,6 +115,16 @@ def test_batch_norm_counter_and_input_checks():
     assert bn.num_batches_tracked.item() == 0 and bn.running_var.tolist() == [1.0, 1.0, 1.0]
 
 
+def test_batch_norm_loads_state_dict_without_counter():
+    """Old checkpoints lack ``num_batches_tracked``: PyTorch keeps the current count."""
+    net = nn.Sequential(nn.BatchNorm1d(3))
+    net(tk.randn(4, 3))
+    state = {k: v for k, v in net.state_dict().items() if not k.endswith("num_batches_tracked")}
+    result = net.load_state_dict(state)
+    assert result.missing_keys == [] and result.unexpected_keys == []
+    assert net[0].num_batches_tracked.item() == 1
+
+
 # --------------------------------------------------------------- other normalizations
 def test_layer_group_rms_norm_modules():
     torch = _torch()

@@ -72,6 +72,8 @@ def test_regression_gradgradchecks_and_broadcast_warning():
         F.mse_loss(tk.ones(2), tk.ones(2), weight=tk.ones(3))
     with pytest.raises(ValueError, match="avg is not a valid value for reduction"):
         F.mse_loss(tk.ones(2), tk.ones(2), reduction="avg")
+    with pytest.raises(RuntimeError, match="does not support non-positive values for delta"):
+        F.huber_loss(tk.ones(2), tk.zeros(2), delta=0.0)
     with pytest.warns(UserWarning, match="please use reduction='sum' instead"):
         assert F.mse_loss(tk.ones(2), tk.zeros(2), size_average=False).item() == 2.0
 
@@ -206,6 +208,17 @@ def test_cross_entropy_and_nll_errors():
         RuntimeError, match="weight tensor should be defined either for all 4 classes"
     ):
         F.nll_loss(x, tk.tensor([0, 1, 2]), weight=tk.ones(3))
+    for target in (tk.tensor([0, 1, 2]), tk.rand(3, 4)):
+        with pytest.raises(
+            RuntimeError, match="weight tensor should be defined either for all 4 classes"
+        ):
+            F.cross_entropy(x, target, weight=tk.ones(5))
+
+
+def test_cross_entropy_accepts_byte_targets():
+    torch = _torch()
+    logits, target = RNG.standard_normal((3, 4)), np.array([0, 3, 1], dtype=np.uint8)
+    check_torch(F.cross_entropy, torch.nn.functional.cross_entropy, logits, target)
 
 
 @pytest.mark.parametrize("reduction", REDUCTIONS)
@@ -253,13 +266,14 @@ def test_binary_cross_entropy(reduction, weighted):
 
 def test_binary_cross_entropy_clamps_logs_and_checks_range():
     torch = _torch()
-    probs = np.array([0.0, 1.0, 0.5])
-    target = np.array([1.0, 0.0, 1.0])
-    check_torch(
-        F.binary_cross_entropy, torch.nn.functional.binary_cross_entropy, probs, target, grad=False
-    )
+    # saturated probabilities: finite input gradients (no NaN), infinite target gradients
+    probs = np.array([0.0, 1.0, 0.5, 1.0, 0.0])
+    target = np.array([1.0, 0.0, 1.0, 1.0, 0.0])
+    check_torch(F.binary_cross_entropy, torch.nn.functional.binary_cross_entropy, probs, target)
     with pytest.raises(RuntimeError, match="all elements of input should be between 0 and 1"):
         F.binary_cross_entropy(tk.tensor([1.5]), tk.tensor([1.0]))
+    with pytest.raises(RuntimeError, match="all elements of target should be between 0 and 1"):
+        F.binary_cross_entropy(tk.tensor([0.5]), tk.tensor([1.5]))
     with pytest.raises(ValueError, match="Using a target size"):
         F.binary_cross_entropy(tk.rand(3), tk.rand(4))
     check_grads(F.binary_cross_entropy, RNG.random(4) * 0.8 + 0.1, RNG.random(4))

@@ -125,6 +125,18 @@ def test_get_submodule_and_forward_missing():
         nn.Module()(tk.ones(1))
 
 
+def test_get_parameter_and_get_buffer():
+    net = nn.Sequential(nn.Linear(2, 3), nn.BatchNorm1d(3))
+    assert net.get_parameter("0.weight") is net[0].weight
+    assert net.get_buffer("1.running_mean") is net[1].running_mean
+    with pytest.raises(AttributeError, match=r"`running_mean` is not an nn\.Parameter"):
+        net.get_parameter("1.running_mean")
+    with pytest.raises(AttributeError, match="`weight` is not a buffer"):
+        net.get_buffer("0.weight")
+    with pytest.raises(AttributeError, match="Linear has no attribute `nope`"):
+        net.get_parameter("0.nope")
+
+
 def test_parameter_is_a_tensor_that_shares_storage():
     data = tk.zeros(3)
     param = nn.Parameter(data)

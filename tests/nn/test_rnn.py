@@ -252,6 +252,7 @@ def test_all_weights_and_extra_repr() -> None:
     module = GRU(4, 3, num_layers=2, bidirectional=True, batch_first=True)
     assert [len(group) for group in module.all_weights] == [4, 4, 4, 4]
     assert module.all_weights[1][0] is module.weight_ih_l0_reverse
+    assert module.flatten_parameters() is None  # PyTorch code calls it; nothing to pack here
     assert repr(module) == "GRU(4, 3, num_layers=2, batch_first=True, bidirectional=True)"
     assert repr(RNNCell(2, 3, nonlinearity="relu")) == "RNNCell(2, 3, nonlinearity=relu)"
 

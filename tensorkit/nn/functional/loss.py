@@ -4,8 +4,10 @@ from __future__ import annotations
 
 import warnings
 from collections.abc import Callable
+from typing import Any
 
 from ..._dtype import int64, uint8
+from ...ops._apply import COMMON, SAVE_INPUTS, OpDef, apply
 from ...ops.binary import where
 from ...ops.shape import broadcast_tensors
 from ...tensor import Tensor, wrap
@@ -120,6 +122,8 @@ def huber_loss(
 ) -> Tensor:
     """``0.5 d^2`` where ``|d| < delta``, else ``delta (|d| - 0.5 delta)``."""
     check_reduction(reduction)
+    if delta <= 0:
+        raise RuntimeError("huber_loss does not support non-positive values for delta.")
 
     def huber(d: Tensor) -> Tensor:
         size = d.abs()
@@ -162,7 +166,7 @@ def _safe_targets(target: Tensor, classes: int, ignore_index: int) -> tuple[Tens
     on their arrays: it is not an op, and it does not clutter the user's Tape."""
     xp = target.device.xp
     keep = target._data != ignore_index
-    safe = xp.where(keep, target._data, 0)
+    safe = xp.where(keep, target._data, 0).astype(xp.int64, copy=False)  # Byte targets index
     bad = (safe < 0) | (safe >= classes)
     if bool(bad.any()):
         raise IndexError(f"Target {int(safe[bad][0])} is out of bounds.")
@@ -184,11 +188,7 @@ def nll_loss(
     _check_class_target(input, target)
     dim = _class_dim(input)
     classes = input.shape[dim]
-    if weight is not None and weight.numel() != classes:
-        raise RuntimeError(
-            f"weight tensor should be defined either for all {classes} classes or no classes "
-            f"but got weight tensor of shape: {list(weight.shape)}"
-        )
+    _check_class_weight(weight, classes)
     safe, keep = _safe_targets(target, classes, ignore_index)
     picked = input.gather(dim, safe.unsqueeze(dim)).squeeze(dim)
     weights = wrap(keep._data.astype(input._data.dtype), keep.device)
@@ -198,6 +198,14 @@ def nll_loss(
     if reduction == "mean":
         return _mean_of_counted(loss.sum(), weights.sum(), keep)
     return reduce_loss(loss, reduction)
+
+
+def _check_class_weight(weight: Tensor | None, classes: int) -> None:
+    if weight is not None and weight.numel() != classes:
+        raise RuntimeError(
+            f"weight tensor should be defined either for all {classes} classes or no classes "
+            f"but got weight tensor of shape: {list(weight.shape)}"
+        )
 
 
 def _mean_of_counted(total: Tensor, weight_total: Tensor, keep: Tensor) -> Tensor:
@@ -228,6 +236,7 @@ def cross_entropy(
     classes = input.shape[dim]
     weight_view = None
     if weight is not None:
+        _check_class_weight(weight, classes)
         weight_view = weight.to(input.dtype).reshape((classes,) + (1,) * (input.ndim - dim - 1))
     if input.shape == target.shape:
         return _soft_cross_entropy(
@@ -276,6 +285,27 @@ def _soft_cross_entropy(
     return -terms.sum(dim)
 
 
+def _bce_forward(xp: Any, x: Any, t: Any) -> Any:
+    log_x = xp.maximum(xp.log(x), -100)
+    log_not_x = xp.maximum(xp.log1p(-x), -100)
+    return (t - 1) * log_not_x - t * log_x
+
+
+def _bce_rule(ctx: Any, g: Tensor) -> tuple[Tensor | None, Tensor | None]:
+    """PyTorch's gradients: ``(x - t) / max(x (1 - x), 1e-12)`` for the input (finite where
+    ``x`` is 0 or 1) and the unclamped ``log(1 - x) - log(x)`` for the target."""
+    x, t = ctx.saved_tensors
+    needs_x, needs_t = ctx.needs_input_grad
+    grad_x = g * (x - t) / (x * (1 - x)).clamp(min=1e-12) if needs_x else None
+    grad_t = g * ((-x).log1p() - x.log()) if needs_t else None
+    return grad_x, grad_t
+
+
+_BINARY_CROSS_ENTROPY = OpDef(
+    "binary_cross_entropy", _bce_forward, _bce_rule, promote=COMMON, saves=SAVE_INPUTS
+)
+
+
 def binary_cross_entropy(
     input: Tensor,
     target: Tensor,
@@ -291,11 +321,10 @@ def binary_cross_entropy(
             f"Using a target size ({target.shape}) that is different to the input size "
             f"({input.shape}) is deprecated. Please ensure they have the same size."
         )
-    if bool(((input < 0) | (input > 1)).any()):
-        raise RuntimeError("all elements of input should be between 0 and 1")
-    log_x = input.log().clamp(min=-100)
-    log_not_x = (1 - input).log().clamp(min=-100)
-    loss = -(target * log_x + (1 - target) * log_not_x)
+    for name, values in (("input", input), ("target", target)):
+        if bool(((values < 0) | (values > 1)).any()):
+            raise RuntimeError(f"all elements of {name} should be between 0 and 1")
+    loss = apply(_BINARY_CROSS_ENTROPY, input, target)
     if weight is not None:
         loss = loss * weight
     return reduce_loss(loss, reduction)

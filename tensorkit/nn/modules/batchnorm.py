@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import Any
 
 from ..._dtype import int64
@@ -68,6 +69,23 @@ class _NormBase(Module):
             init.ones_(self.weight)
             if self.bias is not None:
                 init.zeros_(self.bias)
+
+    def _load_from_state_dict(
+        self,
+        state_dict: Mapping[str, Any],
+        prefix: str,
+        assign: bool,
+        missing: list[str],
+        unexpected: list[str],
+        errors: list[str],
+    ) -> None:
+        """A state dict without ``num_batches_tracked`` (saved before PyTorch 0.4.1 added it,
+        or written by hand) keeps the current count, as PyTorch does for state dicts without
+        version metadata."""
+        key = prefix + "num_batches_tracked"
+        if self.num_batches_tracked is not None and key not in state_dict:
+            state_dict = {**state_dict, key: self.num_batches_tracked}
+        super()._load_from_state_dict(state_dict, prefix, assign, missing, unexpected, errors)
 
     def extra_repr(self) -> str:
         return (

@@ -516,6 +516,27 @@ class Module:
                 raise AttributeError(f"`{item}` is not an nn.Module")
         return module
 
+    def get_parameter(self, target: str) -> Parameter:
+        """The parameter at dotted path ``target`` (``'fc.weight'``)."""
+        module_path, _, name = target.rpartition(".")
+        module = self.get_submodule(module_path)
+        if not hasattr(module, name):
+            raise AttributeError(f"{module._get_name()} has no attribute `{name}`")
+        param = getattr(module, name)
+        if not isinstance(param, Parameter):
+            raise AttributeError(f"`{name}` is not an nn.Parameter")
+        return param
+
+    def get_buffer(self, target: str) -> Tensor:
+        """The buffer at dotted path ``target`` (``'bn.running_mean'``)."""
+        module_path, _, name = target.rpartition(".")
+        module = self.get_submodule(module_path)
+        if not hasattr(module, name):
+            raise AttributeError(f"{module._get_name()} has no attribute `{name}`")
+        if name not in module._buffers:
+            raise AttributeError(f"`{name}` is not a buffer")
+        return getattr(module, name)
+
     # ------------------------------------------------------------------- mode and state
     def train(self, mode: bool = True) -> Module:
         """Set training mode (dropout active, batch statistics) here and in all children."""

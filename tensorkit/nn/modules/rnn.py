@@ -165,6 +165,10 @@ class RNNBase(Module):
         """The parameters of each layer and direction, in PyTorch's order."""
         return [[getattr(self, name) for name in names] for names in self._all_weights]
 
+    def flatten_parameters(self) -> None:
+        """Nothing to do: PyTorch packs the weights into one buffer for cuDNN; tensorkit's
+        RNNs use the parameters as they are. Kept so PyTorch code calling it runs."""
+
     def reset_parameters(self) -> None:
         bound = 1.0 / math.sqrt(self.hidden_size)
         for weight in self.parameters():
