@@ -518,24 +518,25 @@ class Module:
 
     def get_parameter(self, target: str) -> Parameter:
         """The parameter at dotted path ``target`` (``'fc.weight'``)."""
-        module_path, _, name = target.rpartition(".")
-        module = self.get_submodule(module_path)
-        if not hasattr(module, name):
-            raise AttributeError(f"{module._get_name()} has no attribute `{name}`")
-        param = getattr(module, name)
+        _, name, param = self._get_attribute(target)
         if not isinstance(param, Parameter):
             raise AttributeError(f"`{name}` is not an nn.Parameter")
         return param
 
     def get_buffer(self, target: str) -> Tensor:
         """The buffer at dotted path ``target`` (``'bn.running_mean'``)."""
+        module, name, buffer = self._get_attribute(target)
+        if name not in module._buffers:
+            raise AttributeError(f"`{name}` is not a buffer")
+        return buffer
+
+    def _get_attribute(self, target: str) -> tuple[Module, str, Any]:
+        """The module that dotted path ``target`` ends in, the attribute's name and value."""
         module_path, _, name = target.rpartition(".")
         module = self.get_submodule(module_path)
         if not hasattr(module, name):
             raise AttributeError(f"{module._get_name()} has no attribute `{name}`")
-        if name not in module._buffers:
-            raise AttributeError(f"`{name}` is not a buffer")
-        return getattr(module, name)
+        return module, name, getattr(module, name)
 
     # ------------------------------------------------------------------- mode and state
     def train(self, mode: bool = True) -> Module:
