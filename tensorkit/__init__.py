@@ -41,6 +41,7 @@ from ._interop import (
     numel,
     result_type,
 )
+from ._repr import set_printoptions
 from .autograd import enable_grad, inference_mode, is_grad_enabled, no_grad, set_grad_enabled
 from .multiprocessing import install as _install_sharing
 from .ops import install_methods as _install_methods

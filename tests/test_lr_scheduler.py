@@ -37,6 +37,16 @@ class WarmupThenDecay:
         return (epoch + 1) / self.warmup if epoch < self.warmup else 0.95 ** (epoch - self.warmup)
 
 
+class HalfLife:
+    """A callable scale_fn object with state (CyclicLR saves its attributes)."""
+
+    def __init__(self, half_life: float) -> None:
+        self.half_life = half_life
+
+    def __call__(self, x: float) -> float:
+        return 0.5 ** (x / self.half_life)
+
+
 def make_optimizer(lib: Any, module: Any, name: str = "SGD", groups: int = 2, **kwargs: Any) -> Any:
     params = [lib.zeros(2, requires_grad=True) for _ in range(groups)]
     return getattr(module, name)(
@@ -102,6 +112,63 @@ SCHEDULERS: dict[str, tuple[Callable[[Any, Any], Any], dict]] = {
         {},
     ),
     "two-chained": (lambda m, o: (m.StepLR(o, 5, 0.5), m.ExponentialLR(o, 0.99))[1], {}),
+    "ConstantLR": (lambda m, o: m.ConstantLR(o, factor=0.3, total_iters=9), {}),
+    "ConstantLR-defaults": (lambda m, o: m.ConstantLR(o), {}),
+    "PolynomialLR": (lambda m, o: m.PolynomialLR(o, total_iters=40, power=2.5), {}),
+    "PolynomialLR-defaults": (lambda m, o: m.PolynomialLR(o), {}),
+    "MultiplicativeLR": (lambda m, o: m.MultiplicativeLR(o, lambda e: 0.95 + 0.01 * (e % 4)), {}),
+    "MultiplicativeLR-per-group": (
+        lambda m, o: m.MultiplicativeLR(o, [WarmupThenDecay(5), lambda e: 0.9]),
+        {},
+    ),
+    "CyclicLR-triangular": (
+        lambda m, o: m.CyclicLR(o, base_lr=0.01, max_lr=[0.1, 0.3], step_size_up=7),
+        {"momentum": 0.9},
+    ),
+    "CyclicLR-triangular2": (
+        lambda m, o: m.CyclicLR(
+            o,
+            base_lr=[0.01, 0.02],
+            max_lr=0.2,
+            step_size_up=4,
+            step_size_down=9,
+            mode="triangular2",
+            base_momentum=[0.7, 0.75],
+            max_momentum=0.95,
+        ),
+        {"momentum": 0.9},
+    ),
+    "CyclicLR-exp_range": (
+        lambda m, o: m.CyclicLR(
+            o, 0.001, 0.1, step_size_up=5, mode="exp_range", gamma=0.97, cycle_momentum=False
+        ),
+        {},
+    ),
+    "CyclicLR-scale_fn-iterations": (
+        lambda m, o: m.CyclicLR(
+            o,
+            0.01,
+            0.1,
+            step_size_up=3,
+            scale_fn=HalfLife(20.0),
+            scale_mode="iterations",
+            cycle_momentum=False,
+        ),
+        {},
+    ),
+    "ChainedScheduler": (
+        lambda m, o: m.ChainedScheduler(
+            [m.ConstantLR(o, factor=0.5, total_iters=4), m.ExponentialLR(o, 0.95)]
+        ),
+        {},
+    ),
+    "ChainedScheduler-with-optimizer": (
+        lambda m, o: m.ChainedScheduler(
+            [m.LinearLR(o, 0.2, total_iters=6), m.StepLR(o, 10, 0.5), m.PolynomialLR(o, 50)],
+            optimizer=o,
+        ),
+        {},
+    ),
 }
 
 
@@ -425,3 +492,90 @@ def test_sequential_errors() -> None:
         lr_scheduler.SequentialLR(opt, [first, other], milestones=[2])
     with pytest.raises(ValueError, match="expects at least one scheduler"):
         lr_scheduler.SequentialLR(opt, [], milestones=[])
+
+
+# ------------------------------------------------------------------- CyclicLR and chaining
+@pytest.mark.torch
+@pytest.mark.parametrize("case", ["CyclicLR-triangular", "CyclicLR-triangular2"])
+def test_cyclic_momentum_matches_torch(torch: Any, case: str) -> None:
+    keys = ("momentum", "max_momentum", "base_momentum", "initial_lr")
+    assert lr_sequence(tk, optim, case, keys)[0] == lr_sequence(torch, torch.optim, case, keys)[0]
+
+
+@pytest.mark.torch
+def test_cyclic_cycles_adam_beta1_like_torch(torch: Any) -> None:
+    def betas(lib: Any, module: Any) -> list:
+        opt = make_optimizer(lib, module, "Adam", groups=1)
+        scheduler = module.lr_scheduler.CyclicLR(opt, 0.001, 0.01, step_size_up=4)
+        out = []
+        for _ in range(20):
+            opt.step()
+            scheduler.step()
+            out.append(opt.param_groups[0]["betas"])
+        return out
+
+    assert betas(tk, optim) == betas(torch, torch.optim)
+
+
+def test_cyclic_state_dict_saves_scale_fn_objects_only() -> None:
+    opt = make_optimizer(tk, optim)
+    scheduler = lr_scheduler.CyclicLR(opt, 0.01, 0.1, scale_fn=HalfLife(4.0), cycle_momentum=False)
+    saved = scheduler.state_dict()
+    assert saved["_scale_fn_custom"] == {"half_life": 4.0}
+    fn = HalfLife(9.0)
+    other = lr_scheduler.CyclicLR(make_optimizer(tk, optim), 0.01, 0.1, scale_fn=fn)
+    other.load_state_dict(saved)
+    assert fn.half_life == 4.0 and other._scale_fn_custom is fn
+    plain = lr_scheduler.CyclicLR(opt, 0.01, 0.1, scale_fn=lambda x: 1.0, cycle_momentum=False)
+    assert plain.state_dict()["_scale_fn_custom"] is None
+
+
+def test_constant_lr_values() -> None:
+    opt = make_optimizer(tk, optim, groups=1)
+    scheduler = lr_scheduler.ConstantLR(opt, factor=0.5, total_iters=2)
+    seen = [scheduler.get_last_lr()[0]]
+    for _ in range(3):
+        scheduler.step()
+        seen.append(scheduler.get_last_lr()[0])
+    assert seen == pytest.approx([0.05, 0.05, 0.1, 0.1])
+
+
+def test_chained_scheduler_steps_each_in_order() -> None:
+    opt = make_optimizer(tk, optim, groups=1)
+    chained = lr_scheduler.ChainedScheduler(
+        [lr_scheduler.ConstantLR(opt, 0.1, total_iters=2), lr_scheduler.ExponentialLR(opt, 0.5)]
+    )
+    assert chained.optimizer is opt and chained.get_last_lr() == pytest.approx([0.01])
+    seen = []
+    for _ in range(3):
+        chained.step()
+        seen.append(chained.get_last_lr()[0])
+    assert seen == pytest.approx([0.005, 0.025, 0.0125])
+
+
+def test_new_scheduler_errors() -> None:
+    opt = make_optimizer(tk, optim)
+    with pytest.raises(ValueError, match="Constant multiplicative factor expected to be between"):
+        lr_scheduler.ConstantLR(opt, factor=1.5)
+    with pytest.raises(ValueError, match="Expected 2 lr_lambdas, but got 3"):
+        lr_scheduler.MultiplicativeLR(opt, [lambda e: 1.0] * 3)
+    with pytest.raises(TypeError, match="lr_lambda should be a function, but got float"):
+        lr_scheduler.MultiplicativeLR(opt, 0.9)
+    with pytest.raises(TypeError, match="list is not an Optimizer"):
+        lr_scheduler.CyclicLR([], 0.1, 1.0)
+    with pytest.raises(ValueError, match="mode is invalid and scale_fn is None"):
+        lr_scheduler.CyclicLR(opt, 0.1, 1.0, mode="sine")
+    with pytest.raises(ValueError, match="base_lr must have the same length"):
+        lr_scheduler.CyclicLR(opt, [0.1], 1.0)
+    with pytest.raises(ValueError, match="optimizer must support momentum or beta1"):
+        lr_scheduler.CyclicLR(make_optimizer(tk, optim, "Adagrad"), 0.1, 1.0)
+    with pytest.raises(ValueError, match="ChainedScheduler expects at least one scheduler to be"):
+        lr_scheduler.ChainedScheduler([])
+    first = lr_scheduler.ExponentialLR(opt, 0.9)
+    with pytest.raises(ValueError, match="ChainedScheduler does not support `ReduceLROnPlateau`"):
+        lr_scheduler.ChainedScheduler([first, lr_scheduler.ReduceLROnPlateau(opt)])
+    other = lr_scheduler.StepLR(make_optimizer(tk, optim), 2)
+    with pytest.raises(ValueError, match="expects all schedulers to belong to the same optimizer"):
+        lr_scheduler.ChainedScheduler([first, other])
+    with pytest.raises(TypeError, match="at index 1 should have `optimizer` as its attribute"):
+        lr_scheduler.ChainedScheduler([first, object()])  # type: ignore[list-item]

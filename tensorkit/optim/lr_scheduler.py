@@ -22,14 +22,19 @@ from .optimizer import Optimizer
 __all__ = [
     "LRScheduler",
     "LambdaLR",
+    "MultiplicativeLR",
     "StepLR",
     "MultiStepLR",
     "ExponentialLR",
+    "ConstantLR",
     "LinearLR",
+    "PolynomialLR",
     "CosineAnnealingLR",
     "CosineAnnealingWarmRestarts",
+    "CyclicLR",
     "OneCycleLR",
     "SequentialLR",
+    "ChainedScheduler",
     "ReduceLROnPlateau",
 ]
 
@@ -198,6 +203,63 @@ class LambdaLR(LRScheduler):
                 fn.__dict__.update(deepcopy(saved))
 
 
+def _callable_state(fn: Callable) -> dict[str, Any] | None:
+    """The attributes of a callable object, ``None`` for a plain function (not saved)."""
+    return None if isinstance(fn, types.FunctionType) else deepcopy(fn.__dict__)
+
+
+class MultiplicativeLR(LRScheduler):
+    """Multiply the learning rate by ``lr_lambda(epoch)`` every epoch, with one function for
+    all groups or one per group.
+
+    ``state_dict()`` saves the attributes of callable objects, not plain functions.
+    """
+
+    def __init__(
+        self,
+        optimizer: Optimizer,
+        lr_lambda: Callable[[int], float] | Sequence[Callable[[int], float]],
+        last_epoch: int = -1,
+        verbose: bool = False,
+    ) -> None:
+        _check_optimizer(optimizer)
+        groups = len(optimizer.param_groups)
+        if isinstance(lr_lambda, list | tuple):
+            if len(lr_lambda) != groups:
+                raise ValueError(f"Expected {groups} lr_lambdas, but got {len(lr_lambda)}")
+            self.lr_lambdas = list(lr_lambda)
+        else:
+            self.lr_lambdas = [lr_lambda] * groups
+        for fn in self.lr_lambdas:
+            if not callable(fn):
+                raise TypeError(f"lr_lambda should be a function, but got {type(fn).__name__}")
+        super().__init__(optimizer, last_epoch, verbose)
+
+    def get_lr(self) -> list[float]:
+        if self._is_initial:
+            return self._current_lrs()
+        return [
+            lr * factor(self.last_epoch)
+            for factor, lr in zip(self.lr_lambdas, self._current_lrs(), strict=True)
+        ]
+
+    def state_dict(self) -> dict[str, Any]:
+        state = {
+            key: deepcopy(value)
+            for key, value in self.__dict__.items()
+            if key not in ("optimizer", "lr_lambdas")
+        }
+        state["lr_lambdas"] = [_callable_state(fn) for fn in self.lr_lambdas]
+        return state
+
+    def load_state_dict(self, state_dict: dict[str, Any]) -> None:
+        state = {key: value for key, value in state_dict.items() if key != "lr_lambdas"}
+        super().load_state_dict(state)
+        for fn, saved in zip(self.lr_lambdas, state_dict["lr_lambdas"], strict=True):
+            if saved is not None:
+                fn.__dict__.update(deepcopy(saved))
+
+
 class StepLR(LRScheduler):
     """Multiply the learning rate by ``gamma`` every ``step_size`` epochs."""
 
@@ -267,6 +329,38 @@ class ExponentialLR(LRScheduler):
         return [base * self.gamma**self.last_epoch for base in self.base_lrs]
 
 
+class ConstantLR(LRScheduler):
+    """Multiply the learning rate by ``factor`` for the first ``total_iters`` epochs, then
+    restore it."""
+
+    def __init__(
+        self,
+        optimizer: Optimizer,
+        factor: float = 1.0 / 3,
+        total_iters: int = 5,
+        last_epoch: int = -1,
+        verbose: bool = False,
+    ) -> None:
+        if factor > 1.0 or factor < 0:
+            raise ValueError("Constant multiplicative factor expected to be between 0 and 1.")
+        self.factor = factor
+        self.total_iters = total_iters
+        super().__init__(optimizer, last_epoch, verbose)
+
+    def get_lr(self) -> list[float]:
+        if self.last_epoch == 0:
+            return [lr * self.factor for lr in self._current_lrs()]
+        if self.last_epoch != self.total_iters:
+            return self._current_lrs()
+        return [lr * (1.0 / self.factor) for lr in self._current_lrs()]
+
+    def _closed_form_lr(self) -> list[float]:
+        return [
+            base * (self.factor + (self.last_epoch >= self.total_iters) * (1 - self.factor))
+            for base in self.base_lrs
+        ]
+
+
 class LinearLR(LRScheduler):
     """Scale the learning rate by a factor going linearly from ``start_factor`` to
     ``end_factor`` over ``total_iters`` epochs, then keep it."""
@@ -309,6 +403,36 @@ class LinearLR(LRScheduler):
             base * (self.start_factor + (self.end_factor - self.start_factor) * progress)
             for base in self.base_lrs
         ]
+
+
+class PolynomialLR(LRScheduler):
+    """Decay the learning rate as ``base_lr·(1 - epoch/total_iters)^power`` until
+    ``total_iters``, then keep it."""
+
+    def __init__(
+        self,
+        optimizer: Optimizer,
+        total_iters: int = 5,
+        power: float = 1.0,
+        last_epoch: int = -1,
+        verbose: bool = False,
+    ) -> None:
+        self.total_iters = total_iters
+        self.power = power
+        super().__init__(optimizer, last_epoch, verbose)
+
+    def get_lr(self) -> list[float]:
+        if self._is_initial or self.last_epoch > self.total_iters:
+            return self._current_lrs()
+        decay = (
+            (1.0 - self.last_epoch / self.total_iters)
+            / (1.0 - (self.last_epoch - 1) / self.total_iters)
+        ) ** self.power
+        return [lr * decay for lr in self._current_lrs()]
+
+    def _closed_form_lr(self) -> list[float]:
+        progress = min(self.total_iters, self.last_epoch) / self.total_iters
+        return [base * (1.0 - progress) ** self.power for base in self.base_lrs]
 
 
 class CosineAnnealingLR(LRScheduler):
@@ -543,6 +667,148 @@ def _total_steps(total_steps: int | None, epochs: int | None, steps_per_epoch: i
     return epochs * steps_per_epoch
 
 
+class CyclicLR(LRScheduler):
+    """Cycle the learning rate between ``base_lr`` and ``max_lr`` (Smith, 2017), stepped once
+    per batch: up over ``step_size_up`` steps, down over ``step_size_down`` (default the same).
+
+    The amplitude is scaled by ``mode``: ``"triangular"`` (constant), ``"triangular2"``
+    (halved each cycle), ``"exp_range"`` (``gamma**iteration``), or by ``scale_fn`` of the
+    cycle or iteration (``scale_mode``). With ``cycle_momentum`` the momentum (or Adam's
+    beta1) moves the opposite way between ``base_momentum`` and ``max_momentum``.
+    ``state_dict()`` saves the attributes of a callable ``scale_fn`` object, not a function.
+    """
+
+    def __init__(
+        self,
+        optimizer: Optimizer,
+        base_lr: float | list[float],
+        max_lr: float | list[float],
+        step_size_up: int = 2000,
+        step_size_down: int | None = None,
+        mode: str = "triangular",
+        gamma: float = 1.0,
+        scale_fn: Callable[[float], float] | None = None,
+        scale_mode: str = "cycle",
+        cycle_momentum: bool = True,
+        base_momentum: float | list[float] = 0.8,
+        max_momentum: float | list[float] = 0.9,
+        last_epoch: int = -1,
+        verbose: bool = False,
+    ) -> None:
+        _check_optimizer(optimizer)
+        self.optimizer = optimizer
+        base_lrs = _per_group("base_lr", optimizer, base_lr)
+        if last_epoch == -1:
+            for lr, group in zip(base_lrs, optimizer.param_groups, strict=True):
+                group["lr"] = lr
+        self.max_lrs = _per_group("max_lr", optimizer, max_lr)
+        up = float(step_size_up)
+        down = float(step_size_down) if step_size_down is not None else up
+        self.total_size = up + down
+        self.step_ratio = up / self.total_size
+        if mode not in ("triangular", "triangular2", "exp_range") and scale_fn is None:
+            raise ValueError("mode is invalid and scale_fn is None")
+        self.mode = mode
+        self.gamma = gamma
+        self._scale_fn_custom = scale_fn
+        self.scale_mode = scale_mode
+        self._init_scale_mode()
+        self.cycle_momentum = cycle_momentum
+        if cycle_momentum:
+            if "momentum" not in optimizer.defaults and "betas" not in optimizer.defaults:
+                raise ValueError(
+                    "optimizer must support momentum or beta1 with `cycle_momentum` option enabled"
+                )
+            self.use_beta1 = "betas" in optimizer.defaults
+            self.base_momentums = _per_group("base_momentum", optimizer, base_momentum)
+            self.max_momentums = _per_group("max_momentum", optimizer, max_momentum)
+            if last_epoch == -1:
+                for high, low, group in zip(
+                    self.max_momentums, self.base_momentums, optimizer.param_groups, strict=True
+                ):
+                    self._set_momentum(group, high)
+                    group["max_momentum"] = high
+                    group["base_momentum"] = low
+        super().__init__(optimizer, last_epoch, verbose)
+        self.base_lrs = base_lrs
+
+    def _init_scale_mode(self) -> None:
+        if self._scale_fn_custom is None:
+            self.scale_mode = "iterations" if self.mode == "exp_range" else "cycle"
+
+    def _set_momentum(self, group: dict[str, Any], value: float) -> None:
+        if self.use_beta1:
+            group["betas"] = (value, *group["betas"][1:])
+        else:
+            group["momentum"] = value
+
+    def scale_fn(self, x: float) -> float:
+        """The amplitude's scale at cycle or iteration ``x``."""
+        if self._scale_fn_custom is not None:
+            return self._scale_fn_custom(x)
+        if self.mode == "triangular":
+            return 1.0
+        if self.mode == "triangular2":
+            return 1 / (2.0 ** (x - 1))
+        return self.gamma**x
+
+    def get_lr(self) -> list[float]:
+        cycle = math.floor(1 + self.last_epoch / self.total_size)
+        x = 1.0 + self.last_epoch / self.total_size - cycle
+        if x <= self.step_ratio:
+            scale_factor = x / self.step_ratio
+        else:
+            scale_factor = (x - 1) / (self.step_ratio - 1)
+        scale = self.scale_fn(cycle if self.scale_mode == "cycle" else self.last_epoch)
+        lrs = [
+            base + (high - base) * scale_factor * scale
+            for base, high in zip(self.base_lrs, self.max_lrs, strict=True)
+        ]
+        if self.cycle_momentum:
+            for low, high, group in zip(
+                self.base_momentums, self.max_momentums, self.optimizer.param_groups, strict=True
+            ):
+                self._set_momentum(group, high - (high - low) * scale_factor * scale)
+        return lrs
+
+    def state_dict(self) -> dict[str, Any]:
+        state = {
+            key: deepcopy(value)
+            for key, value in self.__dict__.items()
+            if key not in ("optimizer", "_scale_fn_custom")
+        }
+        fn = self._scale_fn_custom
+        state["_scale_fn_custom"] = None if fn is None else _callable_state(fn)
+        return state
+
+    def load_state_dict(self, state_dict: dict[str, Any]) -> None:
+        state = {key: value for key, value in state_dict.items() if key != "_scale_fn_custom"}
+        super().load_state_dict(state)
+        saved = state_dict["_scale_fn_custom"]
+        if saved is not None:
+            self._scale_fn_custom.__dict__.update(deepcopy(saved))
+        self._init_scale_mode()
+
+
+def _check_schedulers(name: str, optimizer: Optimizer, schedulers: Sequence[LRScheduler]) -> None:
+    """The checks SequentialLR and ChainedScheduler make on the schedulers they drive."""
+    for index, scheduler in enumerate(schedulers):
+        if not hasattr(scheduler, "optimizer"):
+            raise TypeError(f"{name} at index {index} should have `optimizer` as its attribute.")
+        if isinstance(scheduler, ReduceLROnPlateau):
+            raise ValueError(
+                f"{name} does not support `ReduceLROnPlateau` scheduler as it requires "
+                "additional kwargs to be specified when calling `step`, but got one at "
+                f"index {index} in the given schedulers sequence."
+            )
+        if scheduler.optimizer is not optimizer:
+            raise ValueError(
+                f"{name} expects all schedulers to belong to the same optimizer, but got "
+                f"scheduler {type(scheduler).__name__} at index {index} has "
+                f"{scheduler.optimizer}, which is different from {type(optimizer).__name__}."
+            )
+
+
 class SequentialLR(LRScheduler):
     """Run ``schedulers`` one after another, switching at the ``milestones`` epochs (each
     next scheduler starts from its epoch 0, in closed form where it has one)."""
@@ -558,23 +824,7 @@ class SequentialLR(LRScheduler):
         name = type(self).__name__
         if len(schedulers) < 1:
             raise ValueError(f"{name} expects at least one scheduler, but got no scheduler.")
-        for index, scheduler in enumerate(schedulers):
-            if not hasattr(scheduler, "optimizer"):
-                raise TypeError(
-                    f"{name} at index {index} should have `optimizer` as its attribute."
-                )
-            if isinstance(scheduler, ReduceLROnPlateau):
-                raise ValueError(
-                    f"{name} does not support `ReduceLROnPlateau` scheduler as it requires "
-                    "additional kwargs to be specified when calling `step`, but got one at "
-                    f"index {index} in the given schedulers sequence."
-                )
-            if scheduler.optimizer is not optimizer:
-                raise ValueError(
-                    f"{name} expects all schedulers to belong to the same optimizer, but got "
-                    f"scheduler {type(scheduler).__name__} at index {index} has "
-                    f"{scheduler.optimizer}, which is different from {type(optimizer).__name__}."
-                )
+        _check_schedulers(name, optimizer, schedulers)
         if len(milestones) != len(schedulers) - 1:
             raise ValueError(
                 "Sequential Schedulers expects number of schedulers provided to be one more than "
@@ -628,6 +878,45 @@ def _undo_initial_step(scheduler: LRScheduler) -> None:
     else:
         for child in children:
             _undo_initial_step(child)
+
+
+class ChainedScheduler(LRScheduler):
+    """Step every scheduler in ``schedulers`` at each ``step()``, in order (their changes to
+    the rates compose)."""
+
+    def __init__(
+        self, schedulers: Sequence[LRScheduler], optimizer: Optimizer | None = None
+    ) -> None:
+        name = type(self).__name__
+        if len(schedulers) < 1:
+            raise ValueError(
+                f"{name} expects at least one scheduler to be chained, but got no scheduler."
+            )
+        optimizer = optimizer or schedulers[0].optimizer
+        _check_schedulers(name, optimizer, schedulers)
+        self._schedulers = list(schedulers)
+        self.optimizer = optimizer
+        self._last_lr = self._current_lrs()
+
+    def step(self) -> None:  # type: ignore[override]
+        for scheduler in self._schedulers:
+            scheduler.step()
+        self._last_lr = self._current_lrs()
+
+    def state_dict(self) -> dict[str, Any]:
+        state = {
+            key: deepcopy(value)
+            for key, value in self.__dict__.items()
+            if key not in ("optimizer", "_schedulers")
+        }
+        state["_schedulers"] = [scheduler.state_dict() for scheduler in self._schedulers]
+        return state
+
+    def load_state_dict(self, state_dict: dict[str, Any]) -> None:
+        state = {key: value for key, value in state_dict.items() if key != "_schedulers"}
+        super().load_state_dict(state)
+        for scheduler, saved in zip(self._schedulers, state_dict["_schedulers"], strict=True):
+            scheduler.load_state_dict(saved)
 
 
 class ReduceLROnPlateau(LRScheduler):

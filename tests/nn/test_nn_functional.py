@@ -408,3 +408,122 @@ def test_attention_dropout_is_random_but_seeded():
     tk.manual_seed(5)
     second = F.scaled_dot_product_attention(q, q, q, dropout_p=0.5)
     np.testing.assert_array_equal(first.numpy(), second.numpy())
+
+
+# ------------------------------------------------------- distances and pixel shuffle
+DISTANCE_CASES = [
+    ("cosine_similarity", {}, (3, 4), (3, 4)),
+    ("cosine_similarity", {"dim": 0, "eps": 1e-4}, (4, 1, 3), (4, 2, 1)),
+    ("cosine_similarity", {"dim": -1}, (2, 5), (5,)),
+    ("pairwise_distance", {}, (3, 4), (3, 4)),
+    ("pairwise_distance", {"p": 1.0, "eps": 1e-3, "keepdim": True}, (2, 3, 4), (3, 4)),
+    ("pairwise_distance", {"p": 3.0}, (4,), (2, 4)),
+]
+
+
+@pytest.mark.parametrize("name, kwargs, shape1, shape2", DISTANCE_CASES)
+def test_distances_match_torch(name, kwargs, shape1, shape2):
+    torch_f = pytest.importorskip("torch.nn.functional")
+    x1, x2 = RNG.standard_normal(shape1), RNG.standard_normal(shape2)
+    check_torch(
+        lambda a, b: getattr(F, name)(a, b, **kwargs),
+        lambda a, b: getattr(torch_f, name)(a, b, **kwargs),
+        x1,
+        x2,
+    )
+
+
+@pytest.mark.parametrize("name, kwargs, shape1, shape2", DISTANCE_CASES)
+def test_distance_gradgradchecks(name, kwargs, shape1, shape2):
+    x1, x2 = RNG.standard_normal(shape1), RNG.standard_normal(shape2)
+    check_grads(lambda a, b: getattr(F, name)(a, b, **kwargs), x1, x2)
+
+
+def test_cosine_similarity_of_tiny_vectors_clamps_like_torch():
+    torch_f = pytest.importorskip("torch.nn.functional")
+    x1, x2 = RNG.standard_normal((3, 4)), RNG.standard_normal((3, 4))
+    x1[0] = 0.0
+    x1[1] = [1e-10, 0.0, -2e-10, 0.0]
+    check_torch(F.cosine_similarity, torch_f.cosine_similarity, x1, x2, rtol=1e-6)
+
+
+def test_distance_errors():
+    with pytest.raises(
+        RuntimeError,
+        match=r"The size of tensor a \(3\) must match the size of tensor b \(4\) at "
+        r"non-singleton dimension 1$",
+    ):
+        F.cosine_similarity(tk.ones(2, 3), tk.ones(2, 4))
+    with pytest.raises(RuntimeError, match=r"size of tensor a \(3\) must match .* \(4\)"):
+        F.pairwise_distance(tk.ones(2, 3), tk.ones(2, 4))
+    with pytest.raises(IndexError, match=r"Dimension out of range \(expected to be in range of"):
+        F.cosine_similarity(tk.ones(2, 3), tk.ones(2, 3), dim=2)
+
+
+SHUFFLE_CASES = [
+    ("pixel_shuffle", 2, (2, 8, 3, 4)),
+    ("pixel_shuffle", 3, (9, 2, 2)),
+    ("pixel_shuffle", 1, (2, 3, 2, 2)),
+    ("pixel_unshuffle", 2, (2, 3, 4, 6)),
+    ("pixel_unshuffle", 2, (2, 2, 1, 4, 2)),
+]
+
+
+@pytest.mark.parametrize("name, factor, shape", SHUFFLE_CASES)
+def test_pixel_shuffle_matches_torch(name, factor, shape):
+    torch_f = pytest.importorskip("torch.nn.functional")
+    x = RNG.standard_normal(shape)
+    check_torch(
+        lambda t: getattr(F, name)(t, factor), lambda t: getattr(torch_f, name)(t, factor), x
+    )
+    check_grads(lambda t: getattr(F, name)(t, factor), x)
+
+
+def test_pixel_shuffle_round_trip_and_integers():
+    x = tk.arange(2 * 12 * 2 * 3).reshape(2, 12, 2, 3)
+    assert F.pixel_unshuffle(F.pixel_shuffle(x, 2), 2).tolist() == x.tolist()
+    assert F.pixel_shuffle(x, 2).dtype == tk.int64
+
+
+@pytest.mark.parametrize(
+    "call, message",
+    [
+        (
+            lambda: F.pixel_shuffle(tk.ones(2, 3), 2),
+            "pixel_shuffle expects input to have at least 3 dimensions, but got input with 2 "
+            "dimension(s)",
+        ),
+        (
+            lambda: F.pixel_shuffle(tk.ones(2, 3, 4, 4), 0),
+            "pixel_shuffle expects a positive upscale_factor, but got 0",
+        ),
+        (
+            lambda: F.pixel_shuffle(tk.ones(1, 3, 4, 4), 2),
+            "pixel_shuffle expects its input's 'channel' dimension to be divisible by the square "
+            "of upscale_factor, but input.size(-3)=3 is not divisible by 4",
+        ),
+        (
+            lambda: F.pixel_unshuffle(tk.ones(2, 3), 2),
+            "pixel_unshuffle expects input to have at least 3 dimensions, but got input with 2 "
+            "dimension(s)",
+        ),
+        (
+            lambda: F.pixel_unshuffle(tk.ones(1, 3, 4, 4), -1),
+            "pixel_unshuffle expects a positive downscale_factor, but got -1",
+        ),
+        (
+            lambda: F.pixel_unshuffle(tk.ones(1, 3, 3, 4), 2),
+            "pixel_unshuffle expects height to be divisible by downscale_factor, but "
+            "input.size(-2)=3 is not divisible by 2",
+        ),
+        (
+            lambda: F.pixel_unshuffle(tk.ones(1, 3, 4, 3), 2),
+            "pixel_unshuffle expects width to be divisible by downscale_factor, but "
+            "input.size(-1)=3 is not divisible by 2",
+        ),
+    ],
+)
+def test_pixel_shuffle_errors(call, message):
+    with pytest.raises(RuntimeError) as error:
+        call()
+    assert str(error.value) == message

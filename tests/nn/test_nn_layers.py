@@ -319,3 +319,84 @@ def test_training_steps_with_an_optimizer_match_torch():
     assert losses[-1] < losses[0]
     for (name, p), q in zip(mine.named_parameters(), theirs.parameters(), strict=True):
         np.testing.assert_allclose(p.detach().numpy(), q.detach().numpy(), atol=1e-5, err_msg=name)
+
+
+# ------------------------------------------------------ padding, pixel shuffle, distance
+PADDING_MODULES = [
+    ("ZeroPad1d", (2,), (2, 3, 5)),
+    ("ZeroPad2d", ((1, 0, 2, 1),), (2, 3, 4, 5)),
+    ("ZeroPad3d", ((1, 2, 0, 1, 2, 0),), (1, 2, 3, 4, 5)),
+    ("ConstantPad1d", ((3, 1), 1.5), (3, 4)),
+    ("ConstantPad2d", (1, -2.0), (3, 4, 5)),
+    ("ConstantPad3d", ((1, 0, 2, 1, 0, 3), 0.5), (2, 2, 3, 4, 5)),
+    ("ReflectionPad1d", ((2, 3),), (2, 3, 5)),
+    ("ReflectionPad2d", (2,), (2, 3, 4, 5)),
+    ("ReflectionPad3d", ((1, 2, 2, 1, 1, 0),), (2, 3, 3, 4, 5)),
+    ("ReplicationPad1d", ((4, 1),), (3, 5)),
+    ("ReplicationPad2d", ((1, 3, 0, 2),), (2, 3, 4, 5)),
+    ("ReplicationPad3d", (2,), (3, 3, 4, 5)),
+    ("CircularPad1d", ((2, 3),), (2, 3, 5)),
+    ("CircularPad2d", ((1, 2, 3, 0),), (3, 4, 5)),
+    ("CircularPad3d", (1,), (1, 2, 3, 4, 5)),
+]
+
+
+@pytest.mark.parametrize("name, args, shape", PADDING_MODULES)
+def test_padding_modules_match_torch(name, args, shape):
+    torch = _torch()
+    mine, theirs = getattr(nn, name)(*args), getattr(torch.nn, name)(*args)
+    assert repr(mine) == repr(theirs)
+    compare_modules(mine, theirs, _f32(*shape))
+
+
+@pytest.mark.parametrize(
+    "name, ndim, expected", [("CircularPad1d", 4, "2D or 3D"), ("CircularPad3d", 3, "4D or 5D")]
+)
+def test_circular_pad_modules_check_the_rank(name, ndim, expected):
+    with pytest.raises(ValueError, match=f"expected {expected} input \\(got {ndim}D input\\)"):
+        getattr(nn, name)(1)(tk.ones(*[3] * ndim))
+
+
+def test_pixel_shuffle_modules_match_torch():
+    torch = _torch()
+    pairs = [
+        (nn.PixelShuffle(2), torch.nn.PixelShuffle(2), (2, 12, 3, 4)),
+        (nn.PixelShuffle(3), torch.nn.PixelShuffle(3), (9, 2, 3)),
+        (nn.PixelUnshuffle(2), torch.nn.PixelUnshuffle(2), (2, 3, 4, 6)),
+        (nn.PixelUnshuffle(3), torch.nn.PixelUnshuffle(3), (2, 1, 2, 3, 6)),
+    ]
+    for mine, theirs, shape in pairs:
+        assert repr(mine) == repr(theirs)
+        compare_modules(mine, theirs, _f32(*shape))
+
+
+def test_distance_modules_match_torch():
+    torch = _torch()
+    pairs = [
+        (nn.CosineSimilarity(), torch.nn.CosineSimilarity(), (4, 5), (4, 5)),
+        (nn.CosineSimilarity(0, 1e-3), torch.nn.CosineSimilarity(0, 1e-3), (4, 1), (4, 3)),
+        (nn.PairwiseDistance(), torch.nn.PairwiseDistance(), (4, 5), (4, 5)),
+        (
+            nn.PairwiseDistance(p=1.0, eps=1e-3, keepdim=True),
+            torch.nn.PairwiseDistance(p=1.0, eps=1e-3, keepdim=True),
+            (2, 3, 5),
+            (3, 5),
+        ),
+    ]
+    for mine, theirs, shape1, shape2 in pairs:
+        assert repr(mine) == repr(theirs)
+        compare_modules(mine, theirs, _f32(*shape1), _f32(*shape2))
+
+
+def test_upsampling_modules_match_torch():
+    torch = _torch()
+    pairs = [
+        (nn.UpsamplingNearest2d(scale_factor=2), torch.nn.UpsamplingNearest2d(scale_factor=2)),
+        (nn.UpsamplingNearest2d(size=(5, 7)), torch.nn.UpsamplingNearest2d(size=(5, 7))),
+        (nn.UpsamplingBilinear2d(scale_factor=3), torch.nn.UpsamplingBilinear2d(scale_factor=3)),
+        (nn.UpsamplingBilinear2d((6, 5)), torch.nn.UpsamplingBilinear2d((6, 5))),
+    ]
+    for mine, theirs in pairs:
+        assert repr(mine) == repr(theirs)
+        assert mine.align_corners == theirs.align_corners
+        compare_modules(mine, theirs, _f32(2, 3, 4, 3))

@@ -1,4 +1,5 @@
-"""Upsample: F.interpolate as a layer."""
+"""Upsample (F.interpolate as a layer) and its fixed-mode forms UpsamplingNearest2d and
+UpsamplingBilinear2d."""
 
 from __future__ import annotations
 
@@ -8,7 +9,7 @@ from ...tensor import Tensor
 from .. import functional as F  # noqa: N812
 from .module import Module
 
-__all__ = ["Upsample"]
+__all__ = ["Upsample", "UpsamplingBilinear2d", "UpsamplingNearest2d"]
 
 
 class Upsample(Module):
@@ -49,3 +50,17 @@ class Upsample(Module):
         else:
             info = f"size={self.size!r}"
         return f"{info}, mode={self.mode!r}"
+
+
+class UpsamplingNearest2d(Upsample):
+    """Upsample with ``mode="nearest"`` over the last two dims."""
+
+    def __init__(self, size: Any = None, scale_factor: Any = None) -> None:
+        super().__init__(size, scale_factor, mode="nearest")
+
+
+class UpsamplingBilinear2d(Upsample):
+    """Upsample with ``mode="bilinear"`` and ``align_corners=True`` over the last two dims."""
+
+    def __init__(self, size: Any = None, scale_factor: Any = None) -> None:
+        super().__init__(size, scale_factor, mode="bilinear", align_corners=True)
