@@ -1,4 +1,5 @@
-"""Function transforms, as in ``torch.func``: grad, vjp, jvp, jacrev, jacfwd, hessian, vmap.
+"""Function transforms, as in ``torch.func``: grad, vjp, jvp, jacrev, jacfwd, hessian, vmap,
+and ``functional_call`` (a module run with some of its parameters and buffers swapped).
 
 Every transform runs ``func`` on fresh tensors that require grad (an alias of the argument when
 it already takes part in a graph, a detached copy otherwise) and differentiates with
@@ -16,7 +17,7 @@ namedtuples and dicts.
 from __future__ import annotations
 
 import functools
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -36,6 +37,7 @@ __all__ = [
     "jacfwd",
     "hessian",
     "vmap",
+    "functional_call",
     "TreeSpec",
     "tree_flatten",
     "tree_unflatten",
@@ -487,16 +489,34 @@ def _check_dependence(outputs: list[Tensor], inputs: list[Tensor], api: str) -> 
 
 
 # ------------------------------------------------------------------------ jacobians
-def jacrev(func: Callable, argnums: Argnums = 0, *, has_aux: bool = False) -> Callable:
+def jacrev(
+    func: Callable,
+    argnums: Argnums = 0,
+    *,
+    has_aux: bool = False,
+    chunk_size: int | None = None,
+    _preallocate_and_copy: bool = False,
+) -> Callable:
     """``func`` -> its Jacobian by reverse mode (one vjp per output element). Each output
     leaf of shape S gets, per differentiated argument leaf of shape T, a tensor of shape
-    S + T; with a tuple ``argnums`` each output leaf holds a tuple (one per argument)."""
+    S + T; with a tuple ``argnums`` each output leaf holds a tuple (one per argument).
+    ``chunk_size`` is accepted for PyTorch compatibility (the vjps run one at a time)."""
+    if chunk_size is not None and not (isinstance(chunk_size, int) and chunk_size > 0):
+        raise ValueError("jacrev: `chunk_size` should be greater than 0.")
     return _jacobian_transform(func, argnums, has_aux, "jacrev", _reverse_blocks)
 
 
-def jacfwd(func: Callable, argnums: Argnums = 0, has_aux: bool = False) -> Callable:
+def jacfwd(
+    func: Callable, argnums: Argnums = 0, has_aux: bool = False, *, randomness: str = "error"
+) -> Callable:
     """``func`` -> its Jacobian by forward mode (one jvp per input element); results are
-    structured as with :func:`jacrev`."""
+    structured as with :func:`jacrev`. ``func`` runs once, so ``randomness`` ("error",
+    "different" or "same", as in PyTorch) only needs checking."""
+    if randomness not in ("error", "different", "same"):
+        raise RuntimeError(
+            f"Only allowed values for randomness are 'error', 'different', or 'same'. "
+            f"Got {randomness}"
+        )
     return _jacobian_transform(func, argnums, has_aux, "jacfwd", _forward_blocks)
 
 
@@ -728,3 +748,93 @@ def _stack_leaf(values: list, dim: int | None, api: str) -> Any:
                 f"{type(v).__name__}"
             )
     return stack(values, dim=dim)
+
+
+# ---------------------------------------------------------------------- functional_call
+def functional_call(
+    module: Any,
+    parameter_and_buffer_dicts: dict[str, Any] | Sequence[dict[str, Any]],
+    args: Any = None,
+    kwargs: dict[str, Any] | None = None,
+    *,
+    tie_weights: bool = True,
+    strict: bool = False,
+) -> Any:
+    """Call ``module(*args, **kwargs)`` with some of its parameters and buffers replaced by
+    the given tensors (by dotted name), for the duration of the call, as in PyTorch.
+
+    With ``tie_weights``, a tensor registered under several names (tied weights) is replaced
+    under all of them when one is given. With ``strict``, the names must be exactly the
+    module's parameters and buffers. Names that are neither are ignored."""
+    replacements = _merge_dicts(parameter_and_buffer_dicts)
+    slots = _tensor_slots(module)
+    if strict:
+        _check_strict(module, replacements, slots)
+    by_identity = {}
+    if tie_weights:
+        for name, (_, _, original) in slots.items():
+            if name in replacements and original is not None:
+                by_identity[id(original)] = replacements[name]
+    swapped = []
+    for name, (registry, key, original) in slots.items():
+        if name in replacements:
+            new = replacements[name]
+        elif original is not None and id(original) in by_identity:
+            new = by_identity[id(original)]
+        else:
+            continue
+        swapped.append((registry, key, original))
+        registry[key] = new
+    if args is None:
+        args = ()
+    elif not isinstance(args, tuple):
+        args = (args,)
+    try:
+        return module(*args, **(kwargs or {}))
+    finally:
+        for registry, key, original in reversed(swapped):
+            registry[key] = original
+
+
+def _merge_dicts(dicts: Any) -> dict[str, Any]:
+    if isinstance(dicts, dict):
+        return dict(dicts)
+    merged: dict[str, Any] = {}
+    repeated = []
+    for d in dicts:
+        for name, value in d.items():
+            if name in merged:
+                repeated.append(name)
+            merged[name] = value
+    if repeated:
+        raise ValueError(
+            f"{repeated} appeared in multiple dictionaries; behavior of functional call is "
+            "ambiguous"
+        )
+    return merged
+
+
+def _tensor_slots(module: Any) -> dict[str, tuple[dict, str, Any]]:
+    """Every parameter and buffer name (tied ones under each name): its registry dict, key
+    and current value."""
+    slots: dict[str, tuple[dict, str, Any]] = {}
+    for prefix, owner in module.named_modules(remove_duplicate=False):
+        for kind in ("_parameters", "_buffers"):
+            registry = owner.__dict__[kind]
+            for key, value in registry.items():
+                slots[f"{prefix}.{key}" if prefix else key] = (registry, key, value)
+    return slots
+
+
+def _check_strict(module: Any, replacements: dict, slots: dict) -> None:
+    expected = [name for name, slot in slots.items() if slot[2] is not None]
+    unexpected = [name for name in replacements if name not in slots]
+    missing = [name for name in expected if name not in replacements]
+    if not (unexpected or missing):
+        return
+    message = f"Error(s) in reparametrizing for {module._get_name()}:"
+    if unexpected:
+        message += "\n\tUnexpected key(s): " + ", ".join(f"'{k}'" for k in unexpected) + "."
+    if missing:
+        message += "\n\tMissing key(s): " + ", ".join(f"'{k}'" for k in missing) + "."
+    raise RuntimeError(message)

@@ -6,6 +6,7 @@ check against finite differences and closed forms, composition, pytrees and misu
 
 from __future__ import annotations
 
+import re
 from collections import namedtuple
 from typing import Any
 
@@ -513,3 +514,112 @@ def test_vmap_out_dims_and_option_errors() -> None:
         F.vmap(lambda x: x, randomness="sometimes")
     with pytest.raises(ValueError, match="chunk_size should be None or greater than 0"):
         F.vmap(lambda x: x, chunk_size=0)
+
+
+def test_jacobian_options_accepted_and_checked() -> None:
+    x = t(X)
+    expected = F.jacrev(lambda v: v.exp())(x)
+    assert_trees_close(F.jacrev(lambda v: v.exp(), chunk_size=2)(x), expected)
+    assert_trees_close(F.jacfwd(lambda v: v.exp(), randomness="same")(x), expected)
+    with pytest.raises(ValueError, match=r"jacrev: `chunk_size` should be greater than 0\."):
+        F.jacrev(lambda v: v, chunk_size=0)
+    with pytest.raises(RuntimeError, match="Only allowed values for randomness"):
+        F.jacfwd(lambda v: v, randomness="sometimes")
+
+
+# -------------------------------------------------------------------- functional_call
+def two_layers(lib: Any) -> Any:
+    lib.manual_seed(0)
+    return lib.nn.Sequential(lib.nn.Linear(4, 3), lib.nn.Tanh(), lib.nn.BatchNorm1d(3)).double()
+
+
+def named_arrays() -> dict[str, np.ndarray]:
+    return {
+        "0.weight": RNG.standard_normal((3, 4)),
+        "0.bias": RNG.standard_normal(3),
+        "2.running_mean": RNG.standard_normal(3),
+    }
+
+
+def test_functional_call_matches_torch(torch: Any) -> None:
+    arrays, batch = named_arrays(), RNG.standard_normal((5, 4))
+
+    def run(lib: Any, make: Any) -> Any:
+        model = two_layers(lib)
+        model.eval()
+        params = {name: make(a, name != "2.running_mean") for name, a in arrays.items()}
+        x = make(batch, True)
+        out = lib.func.functional_call(model, params, (x,))
+        out.sum().backward()
+        untouched = (model[0].weight.grad, model[0].bias.grad)  # replaced for the call
+        return out, params["0.weight"].grad, x.grad, model[2].weight.grad, untouched
+
+    mine = run(tk, lambda a, grad: t(a, requires_grad=grad))
+    theirs = run(torch, lambda a, grad: torch.tensor(a, requires_grad=grad))
+    for got, want in zip(mine[:4], theirs[:4], strict=True):
+        np.testing.assert_allclose(got.detach().numpy(), want.detach().numpy(), atol=1e-10)
+    assert mine[4] == theirs[4] == (None, None)
+
+
+def test_functional_call_gradients() -> None:
+    from harness import check_grads
+
+    model = two_layers(tk)
+    model.eval()
+
+    def through(weight: tk.Tensor, x: tk.Tensor) -> tk.Tensor:
+        return F.functional_call(model, {"0.weight": weight}, x)
+
+    check_grads(through, RNG.standard_normal((3, 4)), RNG.standard_normal((2, 4)))
+
+
+def test_functional_call_restores_the_module_and_composes_with_grad() -> None:
+    model = two_layers(tk)
+    model.eval()
+    before = dict(model.named_parameters())
+    params = {name: p.detach() for name, p in before.items()}
+    x = t(RNG.standard_normal((2, 4)))
+
+    grads = F.grad(lambda p: F.functional_call(model, p, (x,)).sum())(params)
+    assert set(grads) == set(params)
+    assert dict(model.named_parameters()) == before
+    direct = tk.autograd.grad(model(x).sum(), list(before.values()))
+    for name, g in zip(before, direct, strict=True):
+        np.testing.assert_allclose(grads[name].numpy(), g.numpy(), atol=1e-12)
+
+
+def test_functional_call_ties_weights_and_kwargs() -> None:
+    class Tied(tk.nn.Module):
+        def __init__(self) -> None:
+            super().__init__()
+            self.a = tk.nn.Linear(2, 2, bias=False).double()
+            self.b = tk.nn.Linear(2, 2, bias=False).double()
+            self.b.weight = self.a.weight
+
+        def forward(self, x: tk.Tensor, scale: float = 1.0) -> tk.Tensor:
+            return self.b(self.a(x)) * scale
+
+    model = Tied()
+    x = t(np.ones((1, 2)))
+    new = {"a.weight": 2 * tk.eye(2, dtype=tk.float64)}
+    np.testing.assert_allclose(F.functional_call(model, new, x, {"scale": 0.5}).numpy(), [[2, 2]])
+    untied = F.functional_call(model, new, (x,), tie_weights=False)
+    np.testing.assert_allclose(untied.detach().numpy(), (model.b(2 * x)).detach().numpy())
+
+
+def test_functional_call_misuse() -> None:
+    model = tk.nn.Linear(2, 2).double()
+    x = t(np.ones(2))
+    weight = t(np.ones((2, 2)))
+    with pytest.raises(
+        RuntimeError,
+        match=re.escape(
+            "Error(s) in reparametrizing for Linear:\n\tUnexpected key(s): 'zzz'.\n"
+            "\tMissing key(s): 'bias'."
+        ),
+    ):
+        F.functional_call(model, {"weight": weight, "zzz": weight}, (x,), strict=True)
+    with pytest.raises(ValueError, match="\\['weight'\\] appeared in multiple dictionaries"):
+        F.functional_call(model, ({"weight": weight}, {"weight": weight}), (x,))
+    out = F.functional_call(model, ({"weight": weight}, {"bias": t(np.zeros(2))}), (x,))
+    np.testing.assert_allclose(out.detach().numpy(), [2.0, 2.0])

@@ -1,7 +1,12 @@
 """Reverse-mode automatic differentiation: the graph, the engine, grad modes, custom
 Functions, the Tape, anomaly detection and gradient checks."""
 
-from .anomaly import detect_anomaly, is_anomaly_enabled, set_detect_anomaly
+from .anomaly import (
+    detect_anomaly,
+    is_anomaly_check_nan_enabled,
+    is_anomaly_enabled,
+    set_detect_anomaly,
+)
 from .engine import BackwardStep, backward, backward_steps, grad
 from .function import Function, FunctionCtx, once_differentiable
 from .grad_mode import (
@@ -34,6 +39,7 @@ __all__ = [
     "gradcheck",
     "gradgradcheck",
     "inference_mode",
+    "is_anomaly_check_nan_enabled",
     "is_anomaly_enabled",
     "is_grad_enabled",
     "is_inference_mode_enabled",

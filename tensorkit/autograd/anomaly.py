@@ -9,11 +9,20 @@ from typing import Any
 from .. import _state
 from .._callsite import is_package_file
 
-__all__ = ["detect_anomaly", "set_detect_anomaly", "is_anomaly_enabled"]
+__all__ = [
+    "detect_anomaly",
+    "set_detect_anomaly",
+    "is_anomaly_enabled",
+    "is_anomaly_check_nan_enabled",
+]
 
 
 def is_anomaly_enabled() -> bool:
     return _state.anomaly
+
+
+def is_anomaly_check_nan_enabled() -> bool:
+    return _state.anomaly_check_nan
 
 
 class detect_anomaly:  # noqa: N801

@@ -524,7 +524,7 @@ def backward(
     if inputs is not None:
         inputs = _as_tuple(inputs)
         if not inputs:
-            raise RuntimeError("'inputs' argument to backward() cannot be empty.")
+            raise RuntimeError("`inputs` argument to `backward()` cannot be empty.")
         _accumulate_into_inputs(tensors, grad_tensors, retain_graph, create_graph, inputs)
     elif _plain_eligible(create_graph):
         _run_plain(tensors, grad_tensors, retain_graph, None)
@@ -540,9 +540,24 @@ def grad(
     retain_graph: bool | None = None,
     create_graph: bool = False,
     allow_unused: bool | None = None,
+    is_grads_batched: bool = False,
     materialize_grads: bool = False,
 ) -> tuple[Tensor | None, ...]:
-    """The gradients of ``outputs`` with respect to ``inputs``, returned (not accumulated)."""
+    """The gradients of ``outputs`` with respect to ``inputs``, returned (not accumulated).
+
+    With ``is_grads_batched``, the first dimension of each ``grad_outputs`` tensor indexes a
+    batch of vectors: one backward pass per vector, gradients stacked along a new first
+    dimension."""
+    if is_grads_batched:
+        return _batched_grad(
+            outputs,
+            inputs,
+            grad_outputs,
+            retain_graph,
+            create_graph,
+            allow_unused,
+            materialize_grads,
+        )
     input_tensors = _as_tuple(inputs)
     for i, t in enumerate(input_tensors):
         if not isinstance(t, Tensor):
@@ -553,7 +568,8 @@ def grad(
             )
     if materialize_grads and allow_unused is False:
         raise ValueError(
-            "Expected allow_unused to be True or not passed when materialize_grads=True"
+            "Expected allow_unused to be True or not passed when materialize_grads=True, "
+            "but got: allow_unused=False."
         )
     captured = _captured_gradients(outputs, grad_outputs, retain_graph, create_graph, input_tensors)
     result = []
@@ -569,6 +585,45 @@ def grad(
                 )
         result.append(g)
     return tuple(result)
+
+
+def _batched_grad(
+    outputs: Any,
+    inputs: Any,
+    grad_outputs: Any,
+    retain_graph: bool | None,
+    create_graph: bool,
+    allow_unused: bool | None,
+    materialize_grads: bool,
+) -> tuple[Tensor | None, ...]:
+    """``grad`` with ``is_grads_batched``: a loop over the batch of ``grad_outputs``."""
+    from ..ops.shape import stack
+
+    seeds = list(_as_tuple(grad_outputs)) if grad_outputs is not None else []
+    if not seeds or any(not isinstance(g, Tensor) or g.dim() == 0 for g in seeds):
+        raise RuntimeError(
+            "If `is_grads_batched=True`, we interpret the first dimension of each grad_output "
+            "as the batch dimension. The sizes of the remaining dimensions are expected to match "
+            "the shape of corresponding output."
+        )
+    size = seeds[0].shape[0]
+    per_item = []
+    for b in range(size):
+        keep = retain_graph if b == size - 1 else True
+        per_item.append(
+            grad(
+                outputs,
+                inputs,
+                [g[b] for g in seeds],
+                keep,
+                create_graph,
+                allow_unused,
+                materialize_grads=materialize_grads,
+            )
+        )
+    return tuple(
+        None if column[0] is None else stack(list(column)) for column in zip(*per_item, strict=True)
+    )
 
 
 # ------------------------------------------------------------------------------ helpers
@@ -592,7 +647,7 @@ def _accumulate_into_inputs(
 ) -> None:
     captured = _captured_gradients(tensors, grad_tensors, retain_graph, create_graph, inputs)
     for t, g in zip(inputs, captured, strict=True):
-        if g is not None:
+        if g is not None and not t._retains_grad:  # a retained non-leaf already has it
             _add_to_grad(t, g if create_graph else g.detach())
 
 
@@ -721,11 +776,43 @@ def _run_tensor_pre_hooks(node: Node, grads_in: tuple) -> tuple:
             if grads[nr] is not None:
                 replaced = hook(grads[nr])
                 if replaced is not None:
-                    grads[nr] = replaced
+                    grads[nr] = _check_hook_result(hook, grads[nr], replaced)
     for nr, hook in (node._retain_grad_hooks or {}).items():
         if grads[nr] is not None:
             hook(grads[nr])
     return tuple(grads)
+
+
+def _hook_name(hook: Any) -> str:
+    return getattr(hook, "__name__", type(hook).__name__)
+
+
+def _check_hook_result(hook: Any, old: Tensor, new: Any) -> Tensor:
+    """A tensor hook's replacement gradient must keep the gradient's type, dtype and shape."""
+    if not isinstance(new, Tensor):
+        raise TypeError(
+            f"expected Variable or None (got {type(new).__name__}) from hook '{_hook_name(hook)}'"
+        )
+    if new._data.dtype != old._data.dtype:
+        raise RuntimeError(
+            f"hook '{_hook_name(hook)}' has changed the type of value (was {old.dtype} got "
+            f"{new.dtype})"
+        )
+    if new._data.shape != old._data.shape:
+        raise RuntimeError(f"hook '{_hook_name(hook)}' has changed the size of value")
+    return new
+
+
+def _check_node_hook_result(hook: Any, replaced: Any, expected: int) -> tuple:
+    """A node hook's replacement gradients: a tuple of the same length."""
+    if not isinstance(replaced, tuple):
+        raise TypeError(f"expected tuple, but hook returned '{type(replaced).__name__}'")
+    if len(replaced) != expected:
+        raise RuntimeError(
+            f"hook '{_hook_name(hook)}' has returned an incorrect number of values (got "
+            f"{len(replaced)}, but expected {expected})"
+        )
+    return replaced
 
 
 def _run_node(node: Node, grads_in: tuple) -> tuple:
@@ -735,7 +822,7 @@ def _run_node(node: Node, grads_in: tuple) -> tuple:
         for hook in list(node._pre_hooks.values()):
             replaced = hook(grads_in)
             if replaced is not None:
-                grads_in = tuple(replaced)
+                grads_in = _check_node_hook_result(hook, replaced, len(grads_in))
     grads_out = node.op.backward(node, *grads_in)
     if type(grads_out) is not tuple:
         grads_out = (grads_out,)
@@ -757,7 +844,7 @@ def _run_node(node: Node, grads_in: tuple) -> tuple:
         for hook in list(node._post_hooks.values()):
             replaced = hook(grads_out, grads_in)
             if replaced is not None:
-                grads_out = tuple(replaced)
+                grads_out = _check_node_hook_result(hook, replaced, len(grads_out))
     if _state.anomaly:
         from .anomaly import check_gradients
 
@@ -833,7 +920,7 @@ def _accumulate(node: AccumulateGrad, g: Tensor, create_graph: bool) -> None:
         for hook in list(leaf._leaf_hooks.values()):
             replaced = hook(g)
             if replaced is not None:
-                g = replaced
+                g = _check_hook_result(hook, g, replaced)
     _add_to_grad(leaf, g if create_graph else g.detach())
 
 

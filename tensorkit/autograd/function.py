@@ -25,10 +25,10 @@ class FunctionCtx:
         self.node: Node | None = None
 
     def save_for_backward(self, *tensors: Tensor | None) -> None:
-        for t in tensors:
+        for i, t in enumerate(tensors):
             if t is not None and not isinstance(t, Tensor):
                 raise TypeError(
-                    f"save_for_backward can only save variables, but argument {t!r} is of type "
+                    f"save_for_backward can only save variables, but argument {i} is of type "
                     f"{type(t).__name__}"
                 )
         self.to_save = tensors
@@ -63,7 +63,10 @@ class _FunctionOp:
         if not isinstance(result, tuple):
             result = (result,)
         tensor_positions = node.attrs["tensor_positions"]
-        if len(result) != len(node.attrs["all_inputs"]):
+        expected = len(node.attrs["all_inputs"])
+        if len(result) > expected and all(g is None for g in result[expected:]):
+            result = result[:expected]  # trailing Nones beyond the inputs are allowed
+        if len(result) != expected:
             raise RuntimeError(
                 f"function {self.node_name} returned an incorrect number of gradients "
                 f"(expected {len(node.attrs['all_inputs'])}, got {len(result)})"
@@ -89,24 +92,64 @@ class Function(metaclass=FunctionMeta):
         )
 
     @staticmethod
+    def setup_context(ctx: FunctionCtx, inputs: tuple, output: Any) -> Any:
+        """Optional: fill ``ctx`` from the inputs and output of a ``forward`` without ctx."""
+        raise NotImplementedError("setup_context is not implemented.")
+
+    @staticmethod
     def backward(ctx: FunctionCtx, *grad_outputs: Any) -> Any:
         raise NotImplementedError(
-            "You must implement the backward function for custom autograd.Function."
+            "You must implement either the backward or vjp method for your custom "
+            "autograd.Function to use it with backward mode AD."
         )
 
     @classmethod
     def apply(cls, *args: Any, **kwargs: Any) -> Any:
-        if kwargs:
-            raise TypeError(f"{cls.__name__}.apply() takes positional arguments only")
+        """Run ``forward`` and record one node whose rule is ``backward``. Keyword arguments
+        are bound to ``forward``'s parameters and passed by position (with ``setup_context``,
+        defaults are filled in too), as in PyTorch."""
+        if kwargs or _has_setup_context(cls):
+            args = _bind(cls, args, kwargs)
         tensor_positions = tuple(i for i, a in enumerate(args) if isinstance(a, Tensor))
         tensors = tuple(args[i] for i in tensor_positions)
         needs = tuple(isinstance(a, Tensor) and a.requires_grad for a in args)
         ctx = FunctionCtx(needs)
         if _state.observing:
             return _observed(cls, ctx, args, tensors, tensor_positions)
-        with no_grad():
-            outputs = cls.forward(ctx, *args)
+        outputs = _forward(cls, ctx, args)
         return _connect(cls, ctx, args, tensors, tensor_positions, outputs)
+
+
+def _has_setup_context(cls: type) -> bool:
+    return cls.setup_context is not Function.setup_context
+
+
+def _bind(cls: type, args: tuple, kwargs: dict) -> tuple:
+    """``args`` and ``kwargs`` as ``forward``'s positional arguments."""
+    import inspect
+
+    signature = inspect.signature(cls.forward)
+    setup_style = _has_setup_context(cls)
+    bound = (
+        signature.bind(*args, **kwargs) if setup_style else signature.bind(None, *args, **kwargs)
+    )
+    if setup_style:
+        bound.apply_defaults()
+    if bound.kwargs:
+        raise TypeError(
+            f"forward() got an unexpected keyword argument '{next(iter(bound.kwargs))}'"
+        )
+    return tuple(bound.args) if setup_style else tuple(bound.args[1:])
+
+
+def _forward(cls: type, ctx: FunctionCtx, args: tuple) -> Any:
+    """Run the user's forward under no_grad (and ``setup_context``, when defined)."""
+    with no_grad():
+        if not _has_setup_context(cls):
+            return cls.forward(ctx, *args)
+        outputs = cls.forward(*args)
+        cls.setup_context(ctx, args, outputs)
+    return outputs
 
 
 def _observed(cls: type, ctx: FunctionCtx, args: tuple, tensors: tuple, positions: tuple) -> Any:
@@ -122,8 +165,7 @@ def _observed(cls: type, ctx: FunctionCtx, args: tuple, tensors: tuple, position
     _state.observing = False
     try:
         event.start_ns = time.perf_counter_ns()
-        with no_grad():
-            outputs = cls.forward(ctx, *args)
+        outputs = _forward(cls, ctx, args)
         event.end_ns = time.perf_counter_ns()
         result = _connect(cls, ctx, args, tensors, positions, outputs)
     finally:
@@ -159,6 +201,11 @@ def _connect(
         (o._data.shape, o._data.dtype) if isinstance(o, Tensor) else ((), None) for o in outs
     )
     input_ids = {id(t) for t in tensors}
+    for t in tensors:
+        if id(t) in ctx.dirty and t.is_leaf and t.requires_grad:
+            raise RuntimeError(
+                "a leaf Variable that requires grad has been used in an in-place operation."
+            )
     wrapped = []
     for nr, out in enumerate(outs):
         if not isinstance(out, Tensor):

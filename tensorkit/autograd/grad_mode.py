@@ -6,6 +6,7 @@ Each works as a context manager and as a decorator, like PyTorch's.
 from __future__ import annotations
 
 import functools
+import inspect
 from collections.abc import Callable
 from typing import Any, TypeVar
 
@@ -45,6 +46,9 @@ class _GradModeContext:
         _state.grad_enabled, _state.inference_mode = self._saved
 
     def __call__(self, func: F) -> F:
+        if inspect.isgeneratorfunction(func):
+            return self._wrap_generator(func)
+
         @functools.wraps(func)
         def wrapper(*args: Any, **kwargs: Any) -> Any:
             with self.clone():
@@ -52,18 +56,53 @@ class _GradModeContext:
 
         return wrapper  # type: ignore[return-value]
 
+    def _wrap_generator(self, func: F) -> F:
+        """A generator runs its body in the mode and gives the caller its own mode back at
+        every ``yield`` (as PyTorch's decorators do)."""
+
+        @functools.wraps(func)
+        def generator(*args: Any, **kwargs: Any) -> Any:
+            with self.clone():
+                gen = func(*args, **kwargs)
+            step, value = gen.send, None
+            while True:
+                try:
+                    with self.clone():
+                        response = step(value)
+                except StopIteration as stop:
+                    return stop.value
+                try:
+                    step, value = gen.send, (yield response)
+                except GeneratorExit:
+                    with self.clone():
+                        gen.close()
+                    raise
+                except BaseException as error:  # thrown in by the caller: pass it on
+                    step, value = gen.throw, error
+
+        return generator  # type: ignore[return-value]
+
     def clone(self) -> _GradModeContext:
         return self.__class__()
 
 
-class no_grad(_GradModeContext):  # noqa: N801
+class _NoParamDecorator(_GradModeContext):
+    """A mode that is also a decorator without parentheses: ``@no_grad`` as ``@no_grad()``."""
+
+    def __new__(cls, orig_func: Callable | None = None) -> Any:
+        if orig_func is None:
+            return super().__new__(cls)
+        return cls()(orig_func)
+
+
+class no_grad(_NoParamDecorator):  # noqa: N801
     """Ops run inside record no graph (their results do not require grad)."""
 
     def _enter_mode(self) -> None:
         _state.grad_enabled = False
 
 
-class enable_grad(_GradModeContext):  # noqa: N801
+class enable_grad(_NoParamDecorator):  # noqa: N801
     """Turn recording back on inside a ``no_grad`` block."""
 
     def _enter_mode(self) -> None:
@@ -97,6 +136,11 @@ class set_grad_enabled(_GradModeContext):  # noqa: N801
 class inference_mode(_GradModeContext):  # noqa: N801
     """Like ``no_grad``, and tensors made inside are inference tensors: they can never take part
     in a recorded graph later."""
+
+    def __new__(cls, mode: bool | Callable = True) -> Any:
+        if callable(mode):  # used as a bare decorator: @inference_mode
+            return cls()(mode)
+        return super().__new__(cls)
 
     def __init__(self, mode: bool = True) -> None:
         self.mode = bool(mode)

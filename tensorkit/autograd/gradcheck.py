@@ -117,7 +117,10 @@ def gradcheck(
             )
     diff_positions = [i for i, x in enumerate(inputs) if isinstance(x, Tensor) and x.requires_grad]
     if not diff_positions:
-        raise ValueError("gradcheck expects at least one input tensor to require gradient")
+        raise ValueError(
+            "gradcheck expects at least one input tensor to require gradient, but none of "
+            "them have requires_grad=True."
+        )
     outputs = _differentiable_outputs(func, inputs)
     numerical = _numerical_jacobian(func, inputs, eps)
     analytical = _analytical_jacobian(outputs, inputs)
