@@ -11,6 +11,7 @@ import random
 import signal
 import time
 from collections import namedtuple
+from typing import Any
 
 import numpy as np
 import pytest
@@ -23,9 +24,11 @@ from tensorkit.utils.data import (
     ConcatDataset,
     DataLoader,
     Dataset,
+    DistributedSampler,
     IterableDataset,
     RandomSampler,
     SequentialSampler,
+    StackDataset,
     Subset,
     SubsetRandomSampler,
     TensorDataset,
@@ -71,6 +74,8 @@ class Squares(Dataset):
                 os._exit(3)
             if self.fault == "hang":
                 time.sleep(30)
+            if self.fault == "slow":
+                time.sleep(1.0)
             if self.fault == "interrupt":
                 os.kill(os.getppid(), signal.SIGINT)
                 time.sleep(10)
@@ -237,6 +242,50 @@ def test_subset_and_getitems():
         OnlyGetitem(list(range(3)), [0])
 
 
+class Batched(Dataset):
+    """Fetches whole batches: sample i is ("batched", i)."""
+
+    def __len__(self) -> int:
+        return 4
+
+    def __getitem__(self, index):
+        return ("single", index)
+
+    def __getitems__(self, indices):
+        return [("batched", i) for i in indices]
+
+
+def test_stack_dataset():
+    stacked = StackDataset(list(range(4)), Batched())
+    assert len(stacked) == 4 and stacked[1] == (1, ("single", 1))
+    assert stacked.__getitems__([0, 3]) == [(0, ("batched", 0)), (3, ("batched", 3))]
+    named = StackDataset(x=list("abcd"), y=Batched())
+    assert named[2] == {"x": "c", "y": ("single", 2)}
+    assert named.__getitems__([1]) == [{"x": "b", "y": ("batched", 1)}]
+    batches = list(DataLoader(named, batch_size=2))
+    assert batches[1]["x"] == ["c", "d"] and batches[1]["y"][1].tolist() == [2, 3]
+
+
+@pytest.mark.torch
+@pytest.mark.parametrize(
+    "make",
+    [
+        lambda lib: lib.StackDataset(),
+        lambda lib: lib.StackDataset([1, 2], [1]),
+        lambda lib: lib.StackDataset(a=[1, 2], b=[1]),
+        lambda lib: lib.StackDataset([1], b=[1]),
+    ],
+    ids=["none", "args-mismatch", "kwargs-mismatch", "both"],
+)
+def test_stack_dataset_errors_match_torch(make):
+    torch = torch_or_skip()
+    with pytest.raises(Exception) as theirs:
+        make(torch.utils.data)
+    with pytest.raises(type(theirs.value)) as ours:
+        make(tk.utils.data)
+    assert str(ours.value) == str(theirs.value)
+
+
 def test_random_split_lengths_and_determinism():
     parts = random_split(range(10), [3, 7], generator=tk.Generator().manual_seed(1))
     again = random_split(range(10), [3, 7], generator=tk.Generator().manual_seed(1))
@@ -324,6 +373,57 @@ def test_sampler_errors_match_torch(make):
     assert str(ours.value) == str(theirs.value)
 
 
+@pytest.mark.torch
+@pytest.mark.parametrize("n", [0, 1, 7, 8, 10])
+@pytest.mark.parametrize("replicas", [1, 3, 4])
+@pytest.mark.parametrize("drop_last", [False, True])
+def test_distributed_sampler_matches_torch_without_shuffle(n, replicas, drop_last):
+    torch = torch_or_skip()
+    for rank in range(replicas):
+        kwargs = {"num_replicas": replicas, "rank": rank, "shuffle": False, "drop_last": drop_last}
+        theirs = torch.utils.data.DistributedSampler(range(n), **kwargs)
+        ours = DistributedSampler(range(n), **kwargs)
+        assert list(ours) == list(theirs) and len(ours) == len(theirs)
+        assert (ours.num_samples, ours.total_size) == (theirs.num_samples, theirs.total_size)
+
+
+def test_distributed_sampler_shuffles_by_seed_and_epoch():
+    def shards(epoch=0, seed=0, drop_last=False):
+        samplers = [
+            DistributedSampler(range(10), 3, r, seed=seed, drop_last=drop_last) for r in range(3)
+        ]
+        for sampler in samplers:
+            sampler.set_epoch(epoch)
+        return [list(sampler) for sampler in samplers]
+
+    first = shards()
+    assert [len(shard) for shard in first] == [4, 4, 4]
+    assert {i for shard in first for i in shard} == set(
+        range(10)
+    )  # two indices repeated as padding
+    assert shards() == first and shards(epoch=1) != first and shards(seed=1) != first
+    dropped = [i for shard in shards(drop_last=True) for i in shard]
+    assert len(dropped) == len(set(dropped)) == 9
+    loader = DataLoader(list(range(10)), batch_size=2, sampler=DistributedSampler(range(10), 2, 1))
+    assert len(loader) == 3
+
+
+@pytest.mark.torch
+def test_distributed_sampler_errors():
+    torch = torch_or_skip()
+    with pytest.raises(ValueError) as theirs:
+        torch.utils.data.DistributedSampler(range(4), num_replicas=2, rank=2)
+    with pytest.raises(ValueError) as ours:
+        DistributedSampler(range(4), num_replicas=2, rank=2)
+    assert str(ours.value) == str(theirs.value)
+    with pytest.raises(
+        ValueError, match=r"Invalid rank -1, rank should be in the interval \[0, 1\]"
+    ):
+        DistributedSampler(range(4), num_replicas=2, rank=-1)
+    with pytest.raises(RuntimeError, match=r"^Requires distributed package to be available$"):
+        DistributedSampler(range(4))
+
+
 # ----------------------------------------------------------------------------- collate
 
 
@@ -340,6 +440,7 @@ def nested_samples(lib):
             "bytes": b"x",
             "point": Point(i, lib.tensor(i)),
             "list": [i, (i * 1.5, np.int8(i))],
+            "strings": [f"s{i}", ("t", b"u")],
             "nested": {"a": [np.ones((2, 2)) * i]},
         }
         for i in range(3)
@@ -380,6 +481,13 @@ def test_default_collate_errors_match_torch(batch):
     with pytest.raises(type(theirs.value)) as ours:
         default_collate(batch)
     assert str(ours.value) == str(theirs.value)
+
+
+def test_default_collate_keeps_columns_of_strings_as_tuples():
+    batch = default_collate([["a", 1], ["b", 2]])
+    assert batch[0] == ("a", "b") and batch[1].tolist() == [1, 2]
+    assert default_collate([Point("p", 1), Point("q", 2)]).x == ("p", "q")
+    assert default_collate(["a", "b"]) == ["a", "b"]  # the batch itself stays a list
 
 
 def test_collate_with_custom_type():
@@ -584,6 +692,32 @@ def test_iterable_worker_interleaving_matches_torch(drop_last, no_leaks):
     theirs = [b.tolist() for b in torch.utils.data.DataLoader(TorchStream(), **kwargs)]
     ours = [b.tolist() for b in DataLoader(Stream(13), **kwargs)]
     assert ours == theirs
+
+
+class Gated(Dataset):
+    """Sample i is tensor([i, i*i]); sample 0 waits (30 s at most) until ``gate`` is set."""
+
+    def __init__(self, n: int, gate: Any) -> None:
+        self.n, self.gate = n, gate
+
+    def __len__(self) -> int:
+        return self.n
+
+    def __getitem__(self, index: int) -> tk.Tensor:
+        if index == 0:
+            self.gate.wait(30)
+        return tk.tensor([index, index * index])
+
+
+def test_in_order_false_hands_out_batches_as_they_arrive(no_leaks):
+    assert DataLoader(list(range(3))).in_order is True
+    gate = multiprocessing.get_context("fork").Event()
+    loader = DataLoader(Gated(6, gate), num_workers=2, in_order=False, timeout=60)
+    seen = []
+    for batch in loader:  # batch 0 is held back until another batch has arrived
+        seen.append(batch[0, 0].item())
+        gate.set()
+    assert seen[0] != 0 and sorted(seen) == list(range(6))
 
 
 def test_worker_info_and_init_fn(no_leaks):

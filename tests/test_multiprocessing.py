@@ -5,6 +5,8 @@ from __future__ import annotations
 
 import os
 import queue
+import signal
+import time
 from multiprocessing.reduction import ForkingPickler
 
 import numpy as np
@@ -253,3 +255,83 @@ def test_hogwild_two_processes_train_shared_parameters(started):
     np.testing.assert_allclose(w.detach().numpy().ravel(), [1.0, -2.0, 3.0], atol=0.05)
     np.testing.assert_allclose(b.item(), 0.5, atol=0.05)
     del w, b, steps_done
+
+
+# ------------------------------------------------------------- spawn / start_processes
+
+
+def write_index(i, t):
+    t[i] = i + 1
+
+
+def fail_at_one(i):
+    if i == 1:
+        raise ValueError(f"bad {i}")
+
+
+def exit_three(i):
+    os._exit(3)
+
+
+def kill_self(i):
+    os.kill(os.getpid(), signal.SIGKILL)
+
+
+def finish(context) -> None:
+    """Join a ProcessContext, never waiting more than TIMEOUT in all."""
+    deadline = time.monotonic() + TIMEOUT
+    while not context.join(timeout=1):
+        assert time.monotonic() < deadline, "processes did not finish in time"
+
+
+def test_spawn_runs_fn_with_its_index_and_shares_tensors():
+    t = tk.zeros(3).share_memory_()
+    assert tkmp.spawn(write_index, args=(t,), nprocs=3) is None
+    assert t.tolist() == [1.0, 2.0, 3.0]
+    context = tkmp.start_processes(write_index, (t,), nprocs=2, join=False, start_method="fork")
+    assert isinstance(context, tkmp.ProcessContext) and len(context.pids()) == 2
+    finish(context)
+    assert context.join() is True and tkmp.active_children() == []
+    del t
+
+
+def test_spawn_start_method_warns_as_torch():
+    with pytest.warns(FutureWarning, match="only supports start_method=spawn \\(got: fork\\)"):
+        context = tkmp.spawn(fail_at_one, nprocs=1, join=False, start_method="fork")
+    finish(context)
+
+
+def test_start_processes_raises_the_childs_error_with_its_traceback():
+    context = tkmp.start_processes(fail_at_one, nprocs=2, join=False, start_method="fork")
+    with pytest.raises(tkmp.ProcessRaisedException) as caught:
+        finish(context)
+    error = caught.value
+    assert str(error).startswith("\n\n-- Process 1 terminated with the following error:\n")
+    assert "Traceback" in str(error) and "ValueError: bad 1" in str(error)
+    assert error.error_index == 1 and error.error_pid == context.pids()[1]
+    assert tkmp.active_children() == []
+
+
+@pytest.mark.parametrize(
+    ("fn", "message", "code", "name"),
+    [
+        (exit_three, "process 0 terminated with exit code 3", 3, None),
+        (kill_self, "process 0 terminated with signal SIGKILL", -9, "SIGKILL"),
+    ],
+    ids=["exit-code", "signal"],
+)
+def test_start_processes_reports_exit_codes_and_signals(fn, message, code, name):
+    context = tkmp.start_processes(fn, nprocs=1, join=False, start_method="fork")
+    with pytest.raises(tkmp.ProcessExitedException, match=f"^{message}$") as caught:
+        finish(context)
+    assert (caught.value.exit_code, caught.value.signal_name) == (code, name)
+    assert caught.value.error_index == 0
+    assert isinstance(caught.value, tkmp.ProcessException)
+
+
+def test_sharing_strategies():
+    assert tkmp.get_all_sharing_strategies() == {"file_system"}
+    assert tkmp.get_sharing_strategy() == "file_system"
+    tkmp.set_sharing_strategy("file_system")
+    with pytest.raises(AssertionError, match="sharing strategy 'file_descriptor' is not avail"):
+        tkmp.set_sharing_strategy("file_descriptor")

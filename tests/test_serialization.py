@@ -179,6 +179,49 @@ def test_roundtrip_plain_top_level_values(value: Any) -> None:
     assert loaded == value or (isinstance(value, float) and math.isnan(loaded))
 
 
+def test_roundtrip_values_torch_weights_only_allows() -> None:
+    obj = {
+        "set": {1, "a", (2, b"x"), None},
+        "bytes": b"\x00\xffraw",
+        "complex": [1 + 2j, complex(math.inf, -0.0)],
+        "size": tk.Size([2, 3]),
+        "dtype": [tk.float16, tk.bool, tk.complex128],
+        "device": tk.device("cpu"),
+        "keys": {(1, "a"): 1, b"k": 2, 1j: 3, ((1,), None): 4},
+        "empty": [set(), b""],
+    }
+    loaded = _roundtrip(obj)
+    assert loaded == obj
+    assert type(loaded["size"]) is tk.Size and loaded["dtype"][0] is tk.float16
+    assert [type(key) for key in loaded["keys"]] == [tuple, bytes, complex, tuple]
+    assert math.copysign(1.0, loaded["complex"][1].imag) == -1.0
+
+
+def test_roundtrip_parameters_stay_parameters() -> None:
+    layer = tk.nn.Linear(3, 2)
+    frozen = tk.nn.Parameter(tk.ones(2), requires_grad=False)
+    loaded = _roundtrip({"params": list(layer.parameters()), "frozen": frozen, "again": frozen})
+    assert all(type(p) is tk.nn.Parameter and p.requires_grad for p in loaded["params"])
+    assert type(loaded["frozen"]) is tk.nn.Parameter and not loaded["frozen"].requires_grad
+    assert loaded["frozen"] is loaded["again"]
+    _assert_same_tensor(loaded["params"][0], layer.weight)
+
+
+def test_load_and_save_accept_pytorch_keywords(tmp_path: Path) -> None:
+    blob = _checkpoint(tk.ones(1))
+    for kwargs in ({"weights_only": None}, {"weights_only": True}, {"mmap": False}):
+        assert load(io.BytesIO(blob), **kwargs).tolist() == [1.0]
+    path = tmp_path / "x.pt"
+    save({"a": tk.ones(1)}, path, pickle_protocol=2)
+    assert load(str(path))["a"].tolist() == [1.0]
+
+
+def test_save_into_a_missing_folder_names_it(tmp_path: Path) -> None:
+    missing = tmp_path / "no" / "such"
+    with pytest.raises(RuntimeError, match=f"^Parent directory {re.escape(str(missing))} does"):
+        save({}, missing / "x.pt")
+
+
 def test_shared_tensor_is_stored_once_and_loads_as_one() -> None:
     shared = tk.randn(4)
     blob = _checkpoint({"encoder": shared, "decoder": [shared]})
@@ -330,12 +373,19 @@ class Foo:
             r"obj\['model'\]\['layers'\]\[2\]: cannot save an object of type .*Foo",
         ),
         ([np.zeros(2)], TypeError, r"obj\[0\]: cannot save an object of type numpy.ndarray"),
-        ({"s": {1, 2}}, TypeError, r"obj\['s'\]: cannot save an object of type set"),
+        ({"s": frozenset({1})}, TypeError, r"obj\['s'\]: cannot save an object of type frozenset"),
         ({"d": defaultdict(int)}, TypeError, r"obj\['d'\]: .*defaultdict"),
-        ({(1, 2): 3}, TypeError, r"obj: cannot save a dict key of type tuple"),
+        (
+            {(1, frozenset()): 3},
+            TypeError,
+            r"obj: cannot save a dict key or set item of type frozenset \(frozenset\(\)\); keys "
+            "must be str, bytes, int, float, complex, bool, None or tuples of those",
+        ),
+        ({"s": {1, Foo()}}, TypeError, r"obj\['s'\]: cannot save a dict key or set item of type"),
         ({"x": np.float32(1)}, TypeError, r"obj\['x'\]: .*numpy.float32"),
+        ([slice(1, 2)], TypeError, r"obj\[0\]: cannot save an object of type slice; a checkpoint"),
     ],
-    ids=["class", "ndarray", "set", "defaultdict", "tuple-key", "numpy-scalar"],
+    ids=["class", "ndarray", "frozenset", "defaultdict", "key", "set-item", "numpy", "slice"],
 )
 def test_save_refuses_other_objects(
     obj: Any, error: type[Exception], message: str, tmp_path: Path
@@ -450,7 +500,7 @@ HOSTILE = {
         r"does not use tensors \['b'\]",
     ),
     "structure unknown node": (
-        _set_meta(_BASE, STRUCTURE, '{"dict":[["k",{"set":[]}]]}'),
+        _set_meta(_BASE, STRUCTURE, '{"dict":[["k",{"frozenset":[]}]]}'),
         r"at obj\['k'\]: expected a value or a one-key object",
     ),
     "structure bad float": (_set_meta(_BASE, STRUCTURE, '{"float":"abc"}'), "bad float 'abc'"),
@@ -461,7 +511,28 @@ HOSTILE = {
     ),
     "structure list as key": (
         _set_meta(_BASE, STRUCTURE, '{"dict":[[[1],2]]}'),
-        "a dict key must be a str, int, float, bool or None",
+        r"bad dict key or set item \[1\]: keys must be str, bytes, int, float, complex",
+    ),
+    "structure list in a set": (
+        _set_meta(_BASE, STRUCTURE, '{"set":[[1]]}'),
+        r"at obj: bad dict key or set item \[1\]",
+    ),
+    "structure bad bytes": (_set_meta(_BASE, STRUCTURE, '{"bytes":"zz"}'), "bad bytes 'zz'"),
+    "structure bad complex": (
+        _set_meta(_BASE, STRUCTURE, '{"complex":["1.0","x"]}'),
+        "bad float 'x'",
+    ),
+    "structure unknown dtype": (
+        _set_meta(_BASE, STRUCTURE, '{"dtype":"float128"}'),
+        "expected a value or a one-key object",
+    ),
+    "structure bad device": (
+        _set_meta(_BASE, STRUCTURE, '{"device":"tpu:0"}'),
+        "expected a value or a one-key object",
+    ),
+    "structure bad size": (
+        _set_meta(_BASE, STRUCTURE, '{"size":[1.5]}'),
+        "expected a value or a one-key object",
     ),
     "structure too deep": (_set_meta(_BASE, STRUCTURE, _nested_list(300)), "nested deeper"),
     "checksum missing": (

@@ -28,7 +28,17 @@ from ..tensor import Tensor, wrap
 from . import _shm
 from ._refs import HEADER_BYTES, Refs
 
-__all__ = ["install", "share_memory_", "is_shared", "reduce_tensor"]
+__all__ = [
+    "install",
+    "share_memory_",
+    "is_shared",
+    "reduce_tensor",
+    "get_all_sharing_strategies",
+    "get_sharing_strategy",
+    "set_sharing_strategy",
+]
+
+_STRATEGY = "file_system"  # tensors travel as names of shared-memory files
 
 _names = count()
 _lock = threading.Lock()  # guards the two tables below (the queue feeder thread pickles too)
@@ -208,3 +218,22 @@ def install() -> None:
     Tensor.share_memory_ = share_memory_
     Tensor.is_shared = is_shared
     ForkingPickler.register(Tensor, reduce_tensor)
+
+
+def get_all_sharing_strategies() -> set[str]:
+    """The sharing strategies tensorkit has: ``{"file_system"}`` (named shared-memory blocks)."""
+    return {_STRATEGY}
+
+
+def get_sharing_strategy() -> str:
+    """The current sharing strategy: always ``"file_system"``."""
+    return _STRATEGY
+
+
+def set_sharing_strategy(new_strategy: str) -> None:
+    """Accepts ``"file_system"`` (the only strategy, so nothing changes), as PyTorch's."""
+    if new_strategy not in get_all_sharing_strategies():
+        raise AssertionError(
+            f"sharing strategy {new_strategy!r} is not available; tensorkit shares tensors "
+            "through named shared-memory blocks ('file_system')"
+        )

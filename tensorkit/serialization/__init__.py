@@ -6,18 +6,21 @@ object's structure with tensors replaced by names (``tensorkit.structure``), eac
 device, ``requires_grad`` and complex flag (``tensorkit.tensors``), and the SHA-256 of each
 tensor's bytes (``tensorkit.checksums``).
 
-- Objects: tensors, and dicts (also OrderedDicts), lists and tuples of them and of str, int,
-  float, bool and None, nested. Dict keys may be str, int, float, bool or None, and keep their
-  type (optimizer state keys are ints). A tensor reached twice is stored once and loads as one
-  tensor. Anything else raises ``TypeError`` naming where it is.
+- Objects: tensors (``nn.Parameter`` loads as one), and dicts (also OrderedDicts), lists,
+  tuples and sets of them and of str, bytes, int, float, complex, bool, None, ``tk.Size``,
+  ``tk.dtype`` and ``tk.device``, nested: what PyTorch's ``weights_only`` loading allows. Dict
+  keys and set items may be str, bytes, int, float, complex, bool, None or tuples of those, and
+  keep their type (optimizer state keys are ints). A tensor reached twice is stored once and
+  loads as one tensor. Anything else raises ``TypeError`` naming where it is.
 - Names: a tensor's path joined by dots, so a state dict keeps its keys (``fc.weight``).
 - Complex tensors are stored as their real view with a trailing dimension of 2 (as
   ``torch.view_as_real``), flagged in ``tensorkit.tensors``; other tools see that float tensor.
 - Saving to a path is atomic: the old file stays intact until the new one is complete.
 - Loading never runs code from the file: it parses JSON and copies bytes, checks every field
   against the file's size before reading data, verifies each checksum and raises
-  :class:`CheckpointError` for anything malformed. ``weights_only`` exists for PyTorch
-  compatibility and changes nothing: a checkpoint can only ever hold data.
+  :class:`CheckpointError` for anything malformed. ``weights_only``, ``mmap``,
+  ``pickle_module`` and ``pickle_protocol`` exist for PyTorch compatibility and change
+  nothing: a checkpoint can only ever hold data.
 - A safetensors file without tensorkit metadata loads as a dict of its tensors (on the cpu).
 """
 
@@ -49,6 +52,7 @@ TENSORS_KEY = "tensorkit.tensors"
 CHECKSUMS_KEY = "tensorkit.checksums"
 
 _INFO_KEYS = {"device", "requires_grad", "complex"}
+_OPTIONAL_INFO_KEYS = {"parameter"}
 _DEVICE_TEXT = re.compile(r"cpu|cuda:\d{1,4}")
 _SHA256_TEXT = re.compile(r"[0-9a-f]{64}")
 _PLAIN = {"device": "cpu", "requires_grad": False, "complex": False}
@@ -57,8 +61,11 @@ FileLike = str | bytes | os.PathLike | BinaryIO
 MapLocation = None | str | device | int | dict[str, Any] | Callable[[Tensor, str], Any]
 
 
-def save(obj: Any, f: FileLike) -> None:
-    """Write ``obj`` to the path or binary file-like object ``f`` as a safetensors checkpoint."""
+def save(obj: Any, f: FileLike, pickle_module: Any = None, pickle_protocol: int = 2) -> None:
+    """Write ``obj`` to the path or binary file-like object ``f`` as a safetensors checkpoint.
+
+    ``pickle_module`` and ``pickle_protocol`` are accepted for PyTorch compatibility and unused.
+    """
     structure, tensors = flatten(obj)
     stored = {name: _stored_array(tensor) for name, tensor in tensors.items()}
     # Widest items first: with the 8-byte-aligned header every tensor lands aligned in the file.
@@ -68,6 +75,7 @@ def save(obj: Any, f: FileLike) -> None:
             "device": str(tensor.device),
             "requires_grad": tensor.requires_grad,
             "complex": tensor.is_complex(),
+            **({"parameter": True} if _is_parameter(tensor) else {}),
         }
         for name, tensor in tensors.items()
     }
@@ -81,6 +89,9 @@ def save(obj: Any, f: FileLike) -> None:
         CHECKSUMS_KEY: _dumps(checksums),
     }
     if is_path(f):
+        parent = os.path.dirname(os.path.abspath(os.fsdecode(f)))
+        if not os.path.isdir(parent):
+            raise RuntimeError(f"Parent directory {parent} does not exist.")
         atomic_write(f, lambda stream: write_safetensors(stream, arrays, metadata))
     elif callable(getattr(f, "write", None)):
         write_safetensors(f, arrays, metadata)
@@ -90,16 +101,24 @@ def save(obj: Any, f: FileLike) -> None:
         )
 
 
-def load(f: FileLike, map_location: MapLocation = None, *, weights_only: bool = True) -> Any:
+def load(
+    f: FileLike,
+    map_location: MapLocation = None,
+    pickle_module: Any = None,
+    *,
+    weights_only: bool | None = None,
+    mmap: bool | None = None,
+) -> Any:
     """Read a checkpoint written by :func:`save` (or any safetensors file) from ``f``.
 
     ``map_location``: None puts each tensor on the device it was saved from (the cpu, with a
     warning, when that device is not available here); a device, device string or index puts
     all tensors there; a dict maps saved device strings (``"cuda:1"``) to devices, others as
     None; a callable gets ``(tensor_on_cpu, saved_device_string)`` and returns a tensor, a
-    device, or None for the default. ``weights_only`` is accepted and ignored (see the module).
+    device, or None for the default. ``pickle_module``, ``weights_only`` and ``mmap`` are
+    accepted and ignored (see the module).
     """
-    if not isinstance(weights_only, bool):
+    if not isinstance(weights_only, bool | None):
         raise TypeError(f"weights_only must be a bool, got {type(weights_only).__name__}")
     placement = _Placement(map_location)
     with open_source(f) as (stream, start, size, source):
@@ -187,8 +206,13 @@ def _read_plan(
 
 
 def _check_info(entry: Entry, info: Any, where: str) -> None:
-    if not (isinstance(info, dict) and set(info) == _INFO_KEYS):
-        raise CheckpointError(f"{where}: expected an object with keys {sorted(_INFO_KEYS)}")
+    if not (isinstance(info, dict) and _INFO_KEYS <= set(info) <= _INFO_KEYS | _OPTIONAL_INFO_KEYS):
+        raise CheckpointError(
+            f"{where}: expected an object with keys {sorted(_INFO_KEYS)} (and optionally "
+            f"{sorted(_OPTIONAL_INFO_KEYS)})"
+        )
+    if info.get("parameter", True) is not True:
+        raise CheckpointError(f"{where}: parameter must be true when present")
     if not (isinstance(info["device"], str) and _DEVICE_TEXT.fullmatch(info["device"])):
         raise CheckpointError(f"{where}: bad device {info['device']!r}")
     if type(info["requires_grad"]) is not bool or type(info["complex"]) is not bool:
@@ -224,9 +248,19 @@ def _tensor(raw: np.ndarray, entry: Entry, info: dict[str, Any], placement: _Pla
     if not array.dtype.isnative:
         array = array.astype(array.dtype.newbyteorder("="))
     tensor = placement.place(array, info["device"])
+    if info.get("parameter"):
+        from ..nn import Parameter
+
+        return Parameter(tensor, requires_grad=info["requires_grad"])
     if info["requires_grad"]:
         tensor.requires_grad_(True)
     return tensor
+
+
+def _is_parameter(tensor: Tensor) -> bool:
+    from ..nn import Parameter
+
+    return isinstance(tensor, Parameter)
 
 
 class _Placement:

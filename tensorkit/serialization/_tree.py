@@ -4,24 +4,37 @@
 ``unflatten`` rebuilds the object from such a structure read from an untrusted file. A node is
 ``null``, ``true``/``false``, an integer or a string (standing for itself), or an object with
 one key: ``{"float": repr}``, ``{"list": [node, ...]}``, ``{"tuple": [node, ...]}``,
-``{"dict": [[key, node], ...]}``, ``{"odict": [[key, node], ...]}`` (an OrderedDict) or
-``{"tensor": name}``. A key is a node of a str, int, float, bool or None.
+``{"dict": [[key, node], ...]}``, ``{"odict": [[key, node], ...]}`` (an OrderedDict),
+``{"set": [key, ...]}``, ``{"complex": [real repr, imag repr]}``, ``{"bytes": hex}``,
+``{"size": [int, ...]}`` (a ``tk.Size``), ``{"dtype": name}``, ``{"device": text}`` or
+``{"tensor": name}``. A key (of a dict, or an item of a set) is a node of a str, int, float,
+complex, bytes, bool, None or a tuple of keys.
 """
 
 from __future__ import annotations
 
+import re
 from collections import OrderedDict
 from collections.abc import Callable, Container
 from typing import Any
 
-from ..tensor import Tensor
+from .._backend import device
+from .._dtype import ALL_DTYPES, dtype
+from ..tensor import Size, Tensor
 from ._format import CheckpointError
 
 __all__ = ["MAX_DEPTH", "flatten", "unflatten"]
 
 MAX_DEPTH = 200
 _SELF = (type(None), bool, int, str)  # types a JSON value stands for exactly
-_CONTAINERS = {list: "list", tuple: "tuple", dict: "dict", OrderedDict: "odict"}
+_CONTAINERS = {list: "list", tuple: "tuple", dict: "dict", OrderedDict: "odict", set: "set"}
+_DTYPES = {d.name: d for d in ALL_DTYPES}
+_DEVICE_TEXT = re.compile(r"cpu|cuda:\d{1,4}")
+_SAVABLE = (
+    "a checkpoint holds tensors, dicts, lists, tuples, sets, str, bytes, int, float, complex, "
+    "bool, None, tk.Size, tk.dtype and tk.device"
+)
+_KEYS = "keys must be str, bytes, int, float, complex, bool, None or tuples of those"
 
 
 def format_path(path: tuple) -> str:
@@ -57,17 +70,22 @@ def flatten(obj: Any) -> tuple[Any, dict[str, Tensor]]:
 
     def visit(value: Any, path: tuple) -> Any:
         kind = type(value)
-        if kind in _SELF:
-            return value
-        if kind is float:
-            return {"float": repr(value)}
+        node = _scalar_node(value)
+        if node is not None or value is None:
+            return node
         if isinstance(value, Tensor):
             return {"tensor": name_for(value, path)}
+        if kind is Size:
+            return {"size": list(value)}
+        if kind is dtype:
+            return {"dtype": value.name}
+        if kind is device:
+            return {"device": str(value)}
         tag = _CONTAINERS.get(kind)
         if tag is None:
             raise TypeError(
-                f"{format_path(path)}: cannot save an object of type {_type_name(value)}; a "
-                "checkpoint holds tensors, dicts, lists, tuples, str, int, float, bool and None"
+                f"{format_path(path)}: cannot save an object of type {_type_name(value)}; "
+                + _SAVABLE
             )
         if len(path) >= MAX_DEPTH:
             raise ValueError(f"{format_path(path)}: nested deeper than {MAX_DEPTH} levels")
@@ -76,6 +94,8 @@ def flatten(obj: Any) -> tuple[Any, dict[str, Tensor]]:
         open_containers.add(id(value))
         if tag in ("list", "tuple"):
             body = [visit(item, (*path, index)) for index, item in enumerate(value)]
+        elif tag == "set":
+            body = [key_node(item, path) for item in value]
         else:
             body = [[key_node(key, path), visit(item, (*path, key))] for key, item in value.items()]
         open_containers.discard(id(value))
@@ -84,14 +104,30 @@ def flatten(obj: Any) -> tuple[Any, dict[str, Tensor]]:
     return visit(obj, ()), tensors
 
 
-def key_node(key: Any, path: tuple) -> Any:
-    if type(key) in _SELF:
-        return key
-    if type(key) is float:
-        return {"float": repr(key)}
+def _scalar_node(value: Any) -> Any:
+    """The node of a str, int, bool, None, float, complex or bytes; None for anything else."""
+    kind = type(value)
+    if kind in _SELF:
+        return value
+    if kind is float:
+        return {"float": repr(value)}
+    if kind is complex:
+        return {"complex": [repr(value.real), repr(value.imag)]}
+    if kind is bytes:
+        return {"bytes": value.hex()}
+    return None
+
+
+def key_node(key: Any, path: tuple, depth: int = 0) -> Any:
+    """The node of a dict key or set item: a scalar, or a tuple of keys."""
+    node = _scalar_node(key)
+    if node is not None or key is None:
+        return node
+    if type(key) is tuple and len(path) + depth < MAX_DEPTH:
+        return {"tuple": [key_node(item, path, depth + 1) for item in key]}
     raise TypeError(
-        f"{format_path(path)}: cannot save a dict key of type {_type_name(key)} ({key!r}); "
-        "keys must be str, int, float, bool or None"
+        f"{format_path(path)}: cannot save a dict key or set item of type {_type_name(key)} "
+        f"({_snippet(key)}); {_KEYS}"
     )
 
 
@@ -104,7 +140,8 @@ def unflatten(
     def fail(path: tuple, problem: str) -> CheckpointError:
         return CheckpointError(f"{where} at {format_path(path)}: {problem}")
 
-    def build(node: Any, path: tuple) -> Any:
+    def scalar(node: Any, path: tuple) -> Any:
+        """The scalar a node stands for, or ``_NOT_SCALAR``."""
         if type(node) in _SELF:
             return node
         if not (isinstance(node, dict) and len(node) == 1):
@@ -112,6 +149,27 @@ def unflatten(
         ((tag, body),) = node.items()
         if tag == "float":
             return parse_float(body, lambda problem: fail(path, problem))
+        if tag == "complex" and isinstance(body, list) and len(body) == 2:
+            real, imag = (parse_float(part, lambda problem: fail(path, problem)) for part in body)
+            return complex(real, imag)
+        if tag == "bytes" and isinstance(body, str) and len(body) % 2 == 0:
+            try:
+                return bytes.fromhex(body)
+            except ValueError:
+                raise fail(path, f"bad bytes {_snippet(body)}") from None
+        return _NOT_SCALAR
+
+    def build(node: Any, path: tuple) -> Any:
+        value = scalar(node, path)
+        if value is not _NOT_SCALAR:
+            return value
+        ((tag, body),) = node.items()
+        if tag == "size" and isinstance(body, list) and all(type(n) is int for n in body):
+            return Size(body)
+        if tag == "dtype" and body in _DTYPES:
+            return _DTYPES[body]
+        if tag == "device" and isinstance(body, str) and _DEVICE_TEXT.fullmatch(body):
+            return device(body)
         if tag == "tensor" and isinstance(body, str):
             if body not in names:
                 raise fail(path, f"tensor {body!r} is not in the file")
@@ -123,6 +181,8 @@ def unflatten(
         if tag in ("list", "tuple"):
             items = [build(item, (*path, index)) for index, item in enumerate(body)]
             return items if tag == "list" else tuple(items)
+        if tag == "set":
+            return {build_key(item, path) for item in body}
         result: dict = {} if tag == "dict" else OrderedDict()
         for pair in body:
             if not (isinstance(pair, list) and len(pair) == 2):
@@ -133,16 +193,20 @@ def unflatten(
             result[key] = build(pair[1], (*path, key))
         return result
 
-    def build_key(node: Any, path: tuple) -> Any:
-        if type(node) in _SELF:
-            return node
-        if isinstance(node, dict) and len(node) == 1 and "float" in node:
-            return parse_float(node["float"], lambda problem: fail(path, problem))
-        raise fail(
-            path, f"a dict key must be a str, int, float, bool or None, got {_snippet(node)}"
-        )
+    def build_key(node: Any, path: tuple, depth: int = 0) -> Any:
+        if type(node) in _SELF or (isinstance(node, dict) and len(node) == 1):
+            value = scalar(node, path)
+            if value is not _NOT_SCALAR:
+                return value
+            body = node.get("tuple")
+            if isinstance(body, list) and len(path) + depth < MAX_DEPTH:
+                return tuple(build_key(item, path, depth + 1) for item in body)
+        raise fail(path, f"bad dict key or set item {_snippet(node)}: {_KEYS}")
 
     return build(structure, ())
+
+
+_NOT_SCALAR = object()
 
 
 def parse_float(text: Any, fail: Callable[[str], CheckpointError]) -> float:

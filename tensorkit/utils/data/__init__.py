@@ -7,10 +7,12 @@ from .dataset import (
     ConcatDataset,
     Dataset,
     IterableDataset,
+    StackDataset,
     Subset,
     TensorDataset,
     random_split,
 )
+from .distributed import DistributedSampler
 from .sampler import (
     BatchSampler,
     RandomSampler,
@@ -28,6 +30,7 @@ __all__ = [
     "TensorDataset",
     "ConcatDataset",
     "ChainDataset",
+    "StackDataset",
     "Subset",
     "random_split",
     "Sampler",
@@ -36,6 +39,7 @@ __all__ = [
     "SubsetRandomSampler",
     "WeightedRandomSampler",
     "BatchSampler",
+    "DistributedSampler",
     "collate",
     "default_collate",
     "default_collate_fn_map",

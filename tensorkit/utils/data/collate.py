@@ -95,7 +95,7 @@ def collate(batch: list, *, collate_fn_map: CollateMap | None = None) -> Any:
     if isinstance(elem, tuple) and hasattr(elem, "_fields"):
         return type(elem)(
             *(
-                collate(list(samples), collate_fn_map=collate_fn_map)
+                collate(samples, collate_fn_map=collate_fn_map)
                 for samples in zip(*batch, strict=False)
             )
         )
@@ -103,9 +103,8 @@ def collate(batch: list, *, collate_fn_map: CollateMap | None = None) -> Any:
         size = len(elem)
         if any(len(sample) != size for sample in batch):
             raise RuntimeError("each element in list of batch should be of equal size")
-        columns = [
-            collate(list(s), collate_fn_map=collate_fn_map) for s in zip(*batch, strict=False)
-        ]
+        # Each column is a tuple, as in PyTorch (a column of strings stays that tuple).
+        columns = [collate(s, collate_fn_map=collate_fn_map) for s in zip(*batch, strict=False)]
         return columns if isinstance(elem, tuple) else rebuild_sequence(elem, columns)
     raise TypeError(_ERROR.format(type(elem)))
 

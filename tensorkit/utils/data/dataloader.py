@@ -39,7 +39,7 @@ class DataLoader:
     through shared memory, in order; a worker's error is raised here with its traceback, a
     worker that dies or a ``timeout`` raises RuntimeError, and workers are shut down at the
     end of an epoch (kept with ``persistent_workers``), on errors, or when the iterator is
-    dropped.
+    dropped. With ``in_order=False`` a batch is handed out as soon as it is ready.
     """
 
     dataset: Any
@@ -65,6 +65,7 @@ class DataLoader:
         prefetch_factor: int | None = None,
         persistent_workers: bool = False,
         pin_memory_device: str = "",
+        in_order: bool = True,
     ) -> None:
         if num_workers < 0:
             raise ValueError(
@@ -91,6 +92,7 @@ class DataLoader:
         self.pin_memory = pin_memory
         self.pin_memory_device = pin_memory_device
         self.timeout = timeout
+        self.in_order = in_order
         self.worker_init_fn = worker_init_fn
         self.multiprocessing_context = multiprocessing_context
 

@@ -18,6 +18,7 @@ __all__ = [
     "TensorDataset",
     "ConcatDataset",
     "ChainDataset",
+    "StackDataset",
     "Subset",
     "random_split",
 ]
@@ -63,6 +64,55 @@ class TensorDataset(Dataset[tuple[Tensor, ...]]):
 
     def __len__(self) -> int:
         return self.tensors[0].size(0)
+
+
+class StackDataset(Dataset):
+    """Datasets of one length side by side: sample ``i`` is ``tuple(d[i] for d in args)``, or
+    ``{name: d[i]}`` for datasets given by keyword."""
+
+    def __init__(self, *args: Dataset, **kwargs: Dataset) -> None:
+        if args and kwargs:
+            raise ValueError(
+                "Supported either ``tuple``- (via ``args``) or``dict``- (via ``kwargs``) like "
+                "input/output, but both types are given."
+            )
+        if not args and not kwargs:
+            raise ValueError("At least one dataset should be passed")
+        datasets = args or kwargs
+        values = list(kwargs.values()) if kwargs else list(args)
+        self._length = len(values[0])  # type: ignore[arg-type]
+        if any(self._length != len(d) for d in values):  # type: ignore[arg-type]
+            raise ValueError("Size mismatch between datasets")
+        self.datasets: tuple[Dataset, ...] | dict[str, Dataset] = datasets
+
+    def __getitem__(self, index: Any) -> tuple | dict:
+        if isinstance(self.datasets, dict):
+            return {key: d[index] for key, d in self.datasets.items()}
+        return tuple(d[index] for d in self.datasets)
+
+    def __getitems__(self, indices: list) -> list:
+        """One batch, through each dataset's own ``__getitems__`` where it has one."""
+        named = isinstance(self.datasets, dict)
+        items = self.datasets.items() if named else enumerate(self.datasets)
+        columns = {key: _column(d, indices) for key, d in items}
+        if named:
+            return [{key: columns[key][i] for key in columns} for i in range(len(indices))]
+        return [tuple(column[i] for column in columns.values()) for i in range(len(indices))]
+
+    def __len__(self) -> int:
+        return self._length
+
+
+def _column(dataset: Dataset, indices: list) -> list:
+    getitems = getattr(dataset, "__getitems__", None)
+    if not callable(getitems):
+        return [dataset[i] for i in indices]
+    items = getitems(indices)
+    if len(items) != len(indices):
+        raise ValueError(
+            f"Nested dataset's output size mismatch. Expected {len(indices)}, got {len(items)}"
+        )
+    return items
 
 
 class ConcatDataset(Dataset[T_co]):

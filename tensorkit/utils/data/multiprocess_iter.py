@@ -127,13 +127,15 @@ class MultiProcessIter(BaseIter):
 
     Task ``k`` goes to the next worker in a fixed round robin (skipping workers whose iterable
     dataset has ended), at most ``prefetch_factor`` tasks per worker are outstanding, and
-    batches come out in task order whatever order they arrive in.
+    batches come out in task order whatever order they arrive in (as they arrive with
+    ``in_order=False``).
     """
 
     def __init__(self, loader: DataLoader) -> None:
         super().__init__(loader)
         context = loader.multiprocessing_context or multiprocessing.get_context()
         self._prefetch = max(1, loader.prefetch_factor)
+        self._in_order = loader.in_order
         shm_prefix = f"tkdl{os.getpid()}_{secrets.token_hex(3)}_"
         configs = [
             WorkerConfig(
@@ -234,10 +236,12 @@ class MultiProcessIter(BaseIter):
     def _next_message(self) -> Any:
         while True:
             while self._delivered < self._sent:
-                worker_id, message = self._tasks[self._delivered]
-                if message is not _PENDING or self._active[worker_id]:
-                    break
-                del self._tasks[self._delivered]  # its worker's dataset ended first
+                task = self._tasks.get(self._delivered)
+                if task is not None:  # None: handed out early (in_order=False)
+                    worker_id, message = task
+                    if message is not _PENDING or self._active[worker_id]:
+                        break
+                    del self._tasks[self._delivered]  # its worker's dataset ended first
                 self._delivered += 1
             else:
                 if not self._persistent_workers:
@@ -256,8 +260,12 @@ class MultiProcessIter(BaseIter):
                 if not self._persistent_workers:
                     self._send(worker_id, None)
                 self._hand_out()
-            else:
+            elif self._in_order or index == self._delivered:
                 self._tasks[index][1] = message
+            else:  # in_order=False: hand it out now
+                del self._tasks[index]
+                self._hand_out()
+                return unpack(message) if isinstance(message, Packed) else message
 
     def _receive(self) -> tuple[int, int | None, Any]:
         """The next message from any active worker: (worker id, task index, message).
