@@ -61,6 +61,7 @@ class Tensor:
     _grad_accumulator: Any = None
     _retains_grad = False
     _leaf_hooks: dict | None = None
+    _post_accumulate_hooks: dict | None = None
     _is_inference = False
     # NumPy defers ``np.float64(2.0) * t`` to ``t.__rmul__`` (a Tensor, as in PyTorch).
     __array_priority__ = 1000
@@ -247,6 +248,19 @@ class Tensor:
                 self._leaf_hooks = {}
             return RemovableHandle(self._leaf_hooks, hook)
         return self.grad_fn.register_tensor_pre_hook(self._output_nr, hook)
+
+    def register_post_accumulate_grad_hook(self, hook: Callable[[Tensor], None]) -> RemovableHandle:
+        """Call ``hook(tensor)`` on this leaf once backward has accumulated its ``.grad`` (an
+        optimizer step per parameter, as gradients arrive)."""
+        if not self._requires_grad:
+            raise RuntimeError("cannot register a hook on a tensor that doesn't require gradient")
+        if self.grad_fn is not None:
+            raise RuntimeError(
+                "post accumulate grad hooks cannot be registered on non-leaf tensors"
+            )
+        if self._post_accumulate_hooks is None:
+            self._post_accumulate_hooks = {}
+        return RemovableHandle(self._post_accumulate_hooks, hook)
 
     def retain_grad(self) -> None:
         """Keep .grad for this non-leaf tensor after backward."""

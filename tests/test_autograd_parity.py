@@ -306,3 +306,34 @@ def test_anomaly_check_nan_flag():
 def test_gradcheck_without_differentiable_inputs_error_text():
     with pytest.raises(ValueError, match=r"but none of them have requires_grad=True\.$"):
         tk.autograd.gradcheck(lambda x: x * 2, (tk.ones(2, dtype=tk.float64),))
+
+
+def post_accumulate_log(lib: Any, values: np.ndarray) -> list:
+    """What post-accumulate hooks on two leaves see over two backward passes (one with
+    ``inputs=``), in ``lib`` (tensorkit or torch)."""
+    a = lib.tensor(values, requires_grad=True)
+    b = lib.tensor(values, requires_grad=True)
+    log: list = []
+    a.register_post_accumulate_grad_hook(lambda t: log.append(("a", t.grad.tolist())))
+    handle = b.register_post_accumulate_grad_hook(lambda t: log.append(("b", t.grad.tolist())))
+    (a * b).sum().backward()
+    handle.remove()
+    (a * a).sum().backward(inputs=[a, b])
+    return sorted(log[:2]) + log[2:]
+
+
+def test_post_accumulate_grad_hooks_see_the_accumulated_grad():
+    log = post_accumulate_log(tk, X)
+    assert log[0] == ("a", X.tolist()) and log[1] == ("b", X.tolist())
+    assert log[2:] == [("a", (3 * X).tolist())]  # X from the first pass plus 2X
+
+
+def test_post_accumulate_grad_hooks_match_torch(torch):
+    assert post_accumulate_log(tk, X) == post_accumulate_log(torch, X)
+
+
+def test_post_accumulate_grad_hook_errors():
+    with pytest.raises(RuntimeError, match="doesn't require gradient"):
+        tk.ones(2).register_post_accumulate_grad_hook(print)
+    with pytest.raises(RuntimeError, match="cannot be registered on non-leaf tensors"):
+        (leaf() * 2).register_post_accumulate_grad_hook(print)

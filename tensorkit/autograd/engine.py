@@ -649,6 +649,7 @@ def _accumulate_into_inputs(
     for t, g in zip(inputs, captured, strict=True):
         if g is not None and not t._retains_grad:  # a retained non-leaf already has it
             _add_to_grad(t, g if create_graph else g.detach())
+            _run_post_accumulate_hooks(t)
 
 
 def _as_tuple(value: Any) -> tuple:
@@ -922,6 +923,13 @@ def _accumulate(node: AccumulateGrad, g: Tensor, create_graph: bool) -> None:
             if replaced is not None:
                 g = _check_hook_result(hook, g, replaced)
     _add_to_grad(leaf, g if create_graph else g.detach())
+    _run_post_accumulate_hooks(leaf)
+
+
+def _run_post_accumulate_hooks(leaf: Tensor) -> None:
+    if leaf._post_accumulate_hooks:
+        for hook in list(leaf._post_accumulate_hooks.values()):
+            hook(leaf)
 
 
 def _add_to_grad(leaf: Tensor, g: Tensor) -> None:
