@@ -341,6 +341,7 @@ def multinomial(
     generator: Generator | None = None,
 ) -> Tensor:
     """Sample category indices from each row of (unnormalized) probabilities."""
+    _check_distribution(input, num_samples)
     rng = generator_for(input.device, generator)
     rows = input._data.reshape(-1, input.shape[-1])
     if not replacement and num_samples > rows.shape[1]:
@@ -355,6 +356,21 @@ def multinomial(
         picks.append(rng.choice(row.shape[0], size=num_samples, replace=replacement, p=row / total))
     result = np.stack(picks).reshape(tuple(input.shape[:-1]) + (num_samples,))
     return wrap(input.device.xp.asarray(result, dtype=np.int64), input.device)
+
+
+def _check_distribution(input: Tensor, num_samples: int) -> None:
+    """PyTorch's checks on ``multinomial``'s arguments, with its texts."""
+    if input.ndim not in (1, 2):
+        raise RuntimeError("prob_dist must be 1 or 2 dim")
+    if num_samples <= 0:
+        raise RuntimeError("cannot sample n_sample <= 0 samples")
+    if not input.dtype.is_floating_point:
+        raise RuntimeError(
+            f"multinomial only supports floating-point dtypes for input, got: {input.dtype}"
+        )
+    data = input._data
+    if bool((~input.device.xp.isfinite(data) | (data < 0)).any()):
+        raise RuntimeError("probability tensor contains either `inf`, `nan` or element < 0")
 
 
 def _exponential(tensor: Tensor, rng: Any, lambd: float) -> Any:

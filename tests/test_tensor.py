@@ -356,6 +356,37 @@ def test_python_floats_convert_once_to_the_requested_dtype():
     assert tk.as_tensor([0.1], dtype=tk.float64).item() == 0.1
 
 
+def test_multinomial_samples():
+    weights = tk.tensor([[0.0, 1.0, 3.0, 0.0], [2.0, 0.0, 0.0, 2.0]])
+    draws = tk.multinomial(weights, 50, replacement=True, generator=tk.Generator().manual_seed(1))
+    assert draws.shape == (2, 50) and draws.dtype is tk.int64
+    assert set(draws[0].tolist()) <= {1, 2} and set(draws[1].tolist()) <= {0, 3}
+    unique = tk.multinomial(tk.ones(6), 6)
+    assert sorted(unique.tolist()) == list(range(6))
+    again = tk.multinomial(weights, 50, True, generator=tk.Generator().manual_seed(1))
+    assert tk.equal(again, draws)
+
+
+MULTINOMIAL_MISUSES = [
+    ([1.0, float("nan")], 1, "contains either `inf`, `nan` or element < 0"),
+    ([1.0, -1.0], 1, "contains either `inf`, `nan` or element < 0"),
+    ([[[1.0]]], 1, "prob_dist must be 1 or 2 dim"),
+    ([1.0, 1.0], 0, "cannot sample n_sample <= 0 samples"),
+    ([1, 2], 1, "multinomial only supports floating-point dtypes"),
+    ([0.0, 0.0], 1, r"invalid multinomial distribution \(sum of probabilities <= 0\)"),
+    ([1.0, 1.0], 3, "cannot sample n_sample > prob_dist.size\\(-1\\) samples without replacement"),
+]
+
+
+@pytest.mark.parametrize(("values", "count", "message"), MULTINOMIAL_MISUSES)
+def test_multinomial_misuse_raises_as_torch(values, count, message):
+    with pytest.raises(RuntimeError, match=message):
+        tk.multinomial(tk.tensor(values), count)
+    torch = pytest.importorskip("torch")
+    with pytest.raises(RuntimeError, match=message):
+        torch.multinomial(torch.tensor(values), count)
+
+
 def test_random_fills_the_dtype_range():
     tk.manual_seed(0)
     assert tk.zeros(64, dtype=tk.int64).random_().max().item() > 2**53
