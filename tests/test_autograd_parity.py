@@ -337,3 +337,27 @@ def test_post_accumulate_grad_hook_errors():
         tk.ones(2).register_post_accumulate_grad_hook(print)
     with pytest.raises(RuntimeError, match="cannot be registered on non-leaf tensors"):
         (leaf() * 2).register_post_accumulate_grad_hook(print)
+
+
+def node_class_names(lib: Any) -> list[str]:
+    x = lib.tensor(X, requires_grad=True)
+    y = (x * 2).exp().sum()
+    names = [type(y.grad_fn).__name__]
+    node = y.grad_fn
+    while node.next_functions and node.next_functions[0][0] is not None:
+        node = node.next_functions[0][0]
+        names.append(type(node).__name__)
+    return names
+
+
+def test_node_classes_carry_pytorch_names():
+    assert node_class_names(tk) == [
+        "SumBackward0",
+        "ExpBackward0",
+        "MulBackward0",
+        "AccumulateGrad",
+    ]
+
+
+def test_node_class_names_match_torch(torch):
+    assert node_class_names(tk) == node_class_names(torch)

@@ -8,7 +8,7 @@ from typing import Any
 from .. import _state
 from ..tensor import Tensor
 from .grad_mode import no_grad
-from .graph import Node, edge_of
+from .graph import Node, edge_of, node_class
 
 __all__ = ["Function", "FunctionCtx", "once_differentiable"]
 
@@ -55,6 +55,7 @@ class _FunctionOp:
     def __init__(self, function_class: type) -> None:
         self.name = function_class.__name__
         self.node_name = f"{function_class.__name__}Backward"
+        self.node_class = node_class(self.node_name)
         self.function_class = function_class
 
     def backward(self, node: Node, *grads: Tensor) -> tuple:
@@ -196,7 +197,7 @@ def _connect(
         "all_inputs": args,
         "materialize_grads": ctx.materialize_grads,
     }
-    node = Node(cls._op, edges, attrs, meta)
+    node = cls._op.node_class(cls._op, edges, attrs, meta)
     node.output_meta = tuple(
         (o._data.shape, o._data.dtype) if isinstance(o, Tensor) else ((), None) for o in outs
     )

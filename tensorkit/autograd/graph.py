@@ -208,6 +208,18 @@ class Node:
         return grads
 
 
+_node_classes: dict[str, type[Node]] = {}
+
+
+def node_class(name: str) -> type[Node]:
+    """The Node subclass called ``name`` ("MulBackward0"), made once, so that
+    ``type(t.grad_fn).__name__`` is PyTorch's name for the node."""
+    cls = _node_classes.get(name)
+    if cls is None:
+        cls = _node_classes[name] = type(name, (Node,), {"__slots__": (), "__module__": __name__})
+    return cls
+
+
 class AccumulateGrad(Node):
     """The node at a leaf that requires grad: adds the incoming gradient into ``leaf.grad``."""
 

@@ -25,7 +25,7 @@ from .._dtype import (
     get_default_dtype,
     result_type_of,
 )
-from ..autograd.graph import Node, grad_accumulator
+from ..autograd.graph import Node, grad_accumulator, node_class
 from ..tensor import Tensor, VersionCounter, wrap
 
 # How an op treats differing input dtypes:
@@ -59,6 +59,7 @@ class OpDef:
         "forward",
         "moves_device",
         "name",
+        "node_class",
         "node_name",
         "outputs",
         "promote",
@@ -82,6 +83,7 @@ class OpDef:
     ) -> None:
         self.name = name
         self.node_name = node_name or "".join(p.capitalize() for p in name.split("_")) + "Backward0"
+        self.node_class = node_class(self.node_name)
         self.forward = forward
         self.backward = backward
         self.promote = promote
@@ -279,7 +281,7 @@ def make_node(op: Any, inputs: tuple, attrs: dict) -> Node:
             saved.append(x)
         edges.append(None)
         meta.append(None)
-    node = Node(op, edges, attrs, meta)
+    node = op.node_class(op, edges, attrs, meta)
     if saved is not None:
         node._saved_inputs = saved
     if _state.anomaly:
