@@ -469,6 +469,20 @@ BINARY_CASES = [
     case("clamp-max", lambda m, x: m.clamp(x, max=0.1), distinct),
     case("clip", lambda m, x: m.clip(x, -0.5, 0.7), distinct),
     case("clamp-crossed", lambda m, x: m.clamp(x, 0.7, -0.5), distinct),
+    case("clamp_min", lambda m, x: m.clamp_min(x, 0.1), distinct),
+    case(
+        "clamp_max-tensor", lambda m, a, b: m.clamp_max(a, b), distinct, distinct, shapes=BINARY[:2]
+    ),
+    case("clamp_min-method", lambda m, x: x.clamp_min(-0.2), distinct),
+    case(
+        "where-method",
+        lambda m, c, x, y: x.where(c, y),
+        bools,
+        real,
+        real,
+        shapes=(((2, 3), (2, 3), (2, 3)), ((3, 1), (1, 4), (3, 4))),
+    ),
+    case("where-method-scalar", lambda m, c, x: x.where(c, 0.5), bools, real, shapes=BINARY[:2]),
     case("clamp-int", lambda m, x: m.clamp(x, -1, 2), ints, gradcheck=False),
     case("clamp-int-float-bound", lambda m, x: m.clamp(x, min=0.5), ints, gradcheck=False),
     case(
@@ -695,6 +709,84 @@ REDUCTION_CASES = [
     _reduce("argmin-keepdim", lambda m, x: m.argmin(x, 0, keepdim=True), distinct, gradcheck=False),
     _reduce("argmax-ties", lambda m, x: m.argmax(x, 1), ties, gradcheck=False, shapes=REDUCE[:1]),
     _reduce("aminmax", lambda m, x: tuple(m.aminmax(x, dim=0)), distinct),
+    _reduce("median", lambda m, x: m.median(x), distinct),
+    _reduce("median-dim", lambda m, x: m.median(x, 1), distinct, shapes=REDUCE_2D),
+    _reduce("median-keepdim", lambda m, x: m.median(x, -1, keepdim=True), distinct),
+    _reduce("median-empty", lambda m, x: m.median(x), shapes=(((0, 3),),)),
+    _reduce(
+        "median-nan", lambda m, x: m.median(x, 1), with_nan, shapes=REDUCE[:1], gradcheck=False
+    ),
+    _reduce(
+        "median-nan-all", lambda m, x: m.median(x), with_nan, shapes=REDUCE[:1], gradcheck=False
+    ),
+    _reduce("median-int", lambda m, x: m.median(x, 0), ints, gradcheck=False),
+    _reduce("nanmedian", lambda m, x: m.nanmedian(x, 0), distinct),
+    _reduce(
+        "nanmedian-nan",
+        lambda m, x: m.nanmedian(x, 1),
+        with_nan,
+        shapes=REDUCE[:1],
+        gradcheck=False,
+    ),
+    _reduce(
+        "nanmedian-all-nan",
+        lambda m, x: m.nanmedian(x * float("nan"), 1, keepdim=True),
+        shapes=REDUCE[:1],
+        gradcheck=False,
+    ),
+    _reduce("nanmedian-global", lambda m, x: m.nanmedian(x), with_nan, gradcheck=False),
+    _reduce("mode", lambda m, x: m.mode(x), ties, shapes=(((2, 6),), ((6,),)), gradcheck=False),
+    _reduce("mode-dim-keepdim", lambda m, x: m.mode(x, 0, keepdim=True), distinct),
+    _reduce("mode-int", lambda m, x: m.mode(x, 1), ints, shapes=(((3, 8),),), gradcheck=False),
+    _reduce("cummax", lambda m, x: m.cummax(x, 1), distinct, shapes=REDUCE_2D),
+    _reduce("cummin", lambda m, x: m.cummin(x, 0), distinct),
+    _reduce("cummax-ties", lambda m, x: m.cummax(x, 1), ties, shapes=(((2, 6),),), gradcheck=False),
+    _reduce("cummin-ties", lambda m, x: m.cummin(x, -1), ties, shapes=(((6,),),), gradcheck=False),
+    _reduce(
+        "cummax-nan",
+        lambda m, x: m.cummax(x, 0),
+        with_values(real, {1: np.nan, 3: np.nan}),
+        shapes=(((6,),),),
+        gradcheck=False,
+    ),
+    _reduce("cummin-int", lambda m, x: m.cummin(x, 0), ints, gradcheck=False),
+    _reduce("cummax-empty", lambda m, x: m.cummax(x, 1), shapes=(((0, 3),), ((2, 0),))),
+    _reduce(
+        "logcumsumexp",
+        lambda m, x: m.logcumsumexp(x, 1),
+        shapes=REDUCE_2D,
+        numpy=lambda x: np.logaddexp.accumulate(x, 1),
+    ),
+    _reduce("logcumsumexp-dim0", lambda m, x: m.logcumsumexp(x, 0)),
+    _reduce(
+        "logcumsumexp-large",
+        lambda m, x: m.logcumsumexp(x * 500, -1),
+        shapes=REDUCE_2D + REDUCE[3:],
+    ),
+    _reduce(  # NaN gradients at the -inf inputs, as PyTorch's; gradcheck needs finite ones
+        "logcumsumexp-neg-inf",
+        lambda m, x: m.logcumsumexp(x, 1),
+        neg_inf,
+        shapes=REDUCE[:1],
+        gradcheck=False,
+    ),
+    _reduce("logcumsumexp-empty", lambda m, x: m.logcumsumexp(x, 1), shapes=(((0, 3),), ((2, 0),))),
+    _reduce(
+        "trace", lambda m, x: m.trace(x), shapes=(((2, 3),), ((3, 3),), ((0, 2),)), numpy=np.trace
+    ),
+    _reduce("trace-int", lambda m, x: m.trace(x.int()), ints, shapes=(((3, 2),),), gradcheck=False),
+    _reduce("diff", lambda m, x: m.diff(x), shapes=(((2, 3),), ((4,),), ((2, 3, 2),), ((0, 3),))),
+    _reduce("diff-n2-dim0", lambda m, x: m.diff(x, 2, 0), shapes=(((4, 3),),)),
+    _reduce("diff-n-past-size", lambda m, x: m.diff(x, n=5), shapes=(((2, 3),),)),
+    _reduce("diff-bool", lambda m, x: m.diff(x), bools, shapes=(((2, 5),),), gradcheck=False),
+    case(
+        "diff-prepend-append",
+        lambda m, x, p, a: m.diff(x, dim=0, prepend=p, append=a),
+        real,
+        real,
+        real,
+        shapes=(((2, 3), (1, 3), (2, 3)),),
+    ),
     *(
         _reduce(
             f"var-correction-{c}",
@@ -800,6 +892,45 @@ def _shape(name: str, call: Callable, shapes: tuple = ((2, 3),), **options) -> O
 
 
 SHAPE_CASES = [
+    *(
+        _shape(f"rot90-{k}", lambda m, x, k=k: m.rot90(x, k), ((2, 3), (2, 3, 2)))
+        for k in (0, 1, 2, 3, -1, 5)
+    ),
+    _shape("rot90-dims", lambda m, x: m.rot90(x, 1, [2, 0]), ((2, 3, 4),)),
+    _shape("rot90-method", lambda m, x: x.rot90(-1, (-1, 0)), ((2, 3),)),
+    case(
+        "meshgrid-ij",
+        lambda m, a, b, c: m.meshgrid(a, b, c, indexing="ij"),
+        real,
+        real,
+        real,
+        shapes=(((2,), (3,), (4,)), ((2,), (), (0,))),
+    ),
+    case(
+        "meshgrid-xy",
+        lambda m, a, b, c: m.meshgrid([a, b, c], indexing="xy"),
+        real,
+        real,
+        real,
+        shapes=(((2,), (3,), (4,)),),
+    ),
+    case("meshgrid-one", lambda m, a: m.meshgrid(a, indexing="xy"), real, shapes=(((3,),),)),
+    *(
+        case(
+            f"{name}-{row}x{col}{offset:+d}",
+            lambda m, name=name, row=row, col=col, offset=offset: getattr(m, name)(
+                row, col, offset
+            ),
+            shapes=((),),
+        )
+        for name in ("tril_indices", "triu_indices")
+        for row, col, offset in ((3, 4, 0), (3, 4, 1), (4, 2, -1), (0, 3, 0), (3, 3, 9))
+    ),
+    case(
+        "tril_indices-dtype",
+        lambda m: m.tril_indices(3, 3, dtype=m.int32),
+        shapes=((),),
+    ),
     _shape("reshape", lambda m, x: m.reshape(x, (3, 2)), numpy=lambda x: x.reshape(3, 2)),
     _shape("reshape-infer", lambda m, x: x.reshape(-1, 2), ((2, 3, 2), (4,))),
     _shape("reshape-flat", lambda m, x: x.reshape(-1), ((2, 3), (), (0, 3))),
@@ -984,6 +1115,112 @@ def _through_view(view: Callable) -> Callable:
 
     return call
 
+
+MATMUL_CASES = [
+    case(
+        "addmm",
+        lambda m, x, a, b: m.addmm(x, a, b),
+        real,
+        real,
+        real,
+        shapes=(((2, 4), (2, 3), (3, 4)), ((4,), (2, 3), (3, 4)), ((), (2, 0), (0, 4))),
+    ),
+    case(
+        "addmm-beta-alpha",
+        lambda m, x, a, b: m.addmm(x, a, b, beta=0.5, alpha=-2.0),
+        real,
+        real,
+        real,
+        shapes=(((2, 4), (2, 3), (3, 4)),),
+    ),
+    case(  # beta=0 ignores the input, NaN included; PyTorch still gives it a zero gradient
+        "addmm-beta-zero",
+        lambda m, x, a, b: m.addmm(x, a, b, beta=0),
+        nonfinite,
+        real,
+        real,
+        shapes=(((2, 4), (2, 3), (3, 4)),),
+        torch_grad=False,
+        gradcheck=False,
+    ),
+    case(
+        "addmm-method",
+        lambda m, x, a, b: x.addmm(a, b, alpha=3),
+        real,
+        real,
+        real,
+        shapes=(((2, 4), (2, 3), (3, 4)),),
+    ),
+    case(
+        "addmv",
+        lambda m, x, a, v: m.addmv(x, a, v, beta=2.0),
+        real,
+        real,
+        real,
+        shapes=(((2,), (2, 3), (3,)), ((), (2, 3), (3,))),
+    ),
+    case(
+        "addbmm",
+        lambda m, x, a, b: m.addbmm(x, a, b, alpha=0.5),
+        real,
+        real,
+        real,
+        shapes=(((2, 4), (3, 2, 2), (3, 2, 4)),),
+    ),
+    case(
+        "baddbmm",
+        lambda m, x, a, b: m.baddbmm(x, a, b, beta=-1.0),
+        real,
+        real,
+        real,
+        shapes=(((3, 2, 4), (3, 2, 2), (3, 2, 4)), ((1, 4), (3, 2, 2), (3, 2, 4))),
+    ),
+    case(
+        "kron",
+        lambda m, a, b: m.kron(a, b),
+        real,
+        real,
+        shapes=(((2, 3), (2, 2)), ((2,), (3,)), ((2, 1, 2), (3, 2)), ((), (2,)), ((0, 2), (2,))),
+        numpy=np.kron,
+    ),
+    case(
+        "cross",
+        lambda m, a, b: m.cross(a, b, dim=-1),
+        real,
+        real,
+        shapes=(((2, 3), (2, 3)), ((1, 3), (4, 3)), ((3,), (3,))),
+        numpy=lambda a, b: np.cross(a, b),
+    ),
+    case(
+        "cross-default-dim",
+        lambda m, a, b: m.cross(a, b),
+        real,
+        real,
+        shapes=(((2, 3, 3), (2, 3, 3)),),
+        torch_call=lambda m, a, b: m.cross(a, b, dim=1),
+    ),
+    case(
+        "cross-method-dim0",
+        lambda m, a, b: a.cross(b, dim=0),
+        real,
+        real,
+        shapes=(((3, 2), (3, 2)),),
+    ),
+    case("det", lambda m, a: m.det(a), real, shapes=(((3, 3),), ((2, 2, 2),))),
+    case("det-method", lambda m, a: a.det(), real, shapes=(((2, 2),),)),
+    case(
+        "inverse",
+        lambda m, a: m.inverse(a + 3 * m.eye(3, dtype=a.dtype)),
+        real,
+        shapes=(((3, 3),), ((2, 3, 3),)),
+    ),
+    case(
+        "inverse-method",
+        lambda m, a: (a + 2 * m.eye(2, dtype=a.dtype)).inverse(),
+        real,
+        shapes=(((2, 2),),),
+    ),
+]
 
 VIEW_WRITE_CASES = [
     case(
@@ -1273,6 +1510,112 @@ INDEXING_CASES = [
         gradcheck=False,
     ),
     _shape("msort", lambda m, x: m.msort(x), ((3, 2),), maker=distinct),
+    *(
+        case(
+            f"scatter_reduce-{reduce}-{'self' if include_self else 'no-self'}",
+            lambda m, x, i, s, reduce=reduce, include_self=include_self: m.scatter_reduce(
+                x, 0, i, s, reduce, include_self=include_self
+            ),
+            distinct if reduce in ("amax", "amin") else real,
+            indices(3),
+            distinct if reduce in ("amax", "amin") else real,
+            shapes=(((3, 2), (4, 2), (4, 2)), ((3, 2), (2, 1), (2, 1))),
+        )
+        for reduce in ("sum", "prod", "mean", "amax", "amin")
+        for include_self in (True, False)
+    ),
+    case(
+        "scatter_reduce-prod-zeros",
+        lambda m, x, i, s: m.scatter_reduce(x, 1, i, s, "prod"),
+        real,
+        indices(3),
+        with_values(real, {0: 0.0, 1: 0.0, 5: 0.0}),
+        shapes=(((2, 3), (2, 4), (2, 4)),),
+    ),
+    case(
+        "scatter_reduce-amax-ties",
+        lambda m, x, i, s: m.scatter_reduce(x, 0, i, s, "amax"),
+        ties,
+        indices(3),
+        ties,
+        shapes=(((3, 2), (4, 2), (4, 2)),),
+        gradcheck=False,
+    ),
+    *(
+        case(
+            f"scatter_reduce-{reduce}-int",
+            lambda m, x, i, s, reduce=reduce: x.scatter_reduce(1, i, s, reduce, include_self=False),
+            ints,
+            indices(3),
+            ints,
+            shapes=(((2, 3), (2, 4), (2, 4)),),
+            gradcheck=False,
+        )
+        for reduce in ("sum", "prod", "mean", "amax", "amin")
+    ),
+    case(
+        "index_copy",
+        lambda m, x, i, s: m.index_copy(x, 1, i, s),
+        real,
+        distinct_indices(3),
+        real,
+        shapes=(((2, 3), (2,), (2, 2)), ((2, 3), (0,), (2, 0))),
+    ),
+    case(
+        "index_copy-method-dim0",
+        lambda m, x, i, s: x.index_copy(0, i, s),
+        real,
+        distinct_indices(3),
+        real,
+        shapes=(((3, 2), (3,), (3, 2)),),
+    ),
+    case(
+        "index_fill",
+        lambda m, x, i: m.index_fill(x, 0, i, -1.5),
+        real,
+        indices(2),
+        shapes=(((2, 3), (3,)), ((2,), (1,))),
+    ),
+    case(
+        "index_fill-tensor-value",
+        lambda m, x, i, v: x.index_fill(1, i, v),
+        real,
+        indices(3),
+        real,
+        shapes=(((2, 3), (2,), ()),),
+    ),
+    case(
+        "take",
+        lambda m, x, i: m.take(x, i),
+        real,
+        indices(6),
+        shapes=(((2, 3), (2, 2)), ((2, 3), (4,)), ((2, 3), ())),
+    ),
+    case("take-negative", lambda m, x: x.take(m.tensor([-1, 0, -6])), real, shapes=(((2, 3),),)),
+    _shape(
+        "unique_consecutive",
+        lambda m, x: m.unique_consecutive(x),
+        ((2, 6), (6,), (0,)),
+        maker=ties,
+        gradcheck=False,
+        torch_grad=False,
+    ),
+    _shape(
+        "unique_consecutive-inverse-counts",
+        lambda m, x: x.unique_consecutive(return_inverse=True, return_counts=True),
+        ((2, 6), (5,)),
+        maker=ties,
+        gradcheck=False,
+        torch_grad=False,
+    ),
+    _shape(
+        "unique_consecutive-dim",
+        lambda m, x: m.unique_consecutive(x, return_counts=True, dim=0),
+        ((6, 1), (6, 2)),
+        maker=ties,
+        gradcheck=False,
+        torch_grad=False,
+    ),
     _shape("topk", lambda m, x: m.topk(x, 2), ((2, 3), (4,)), maker=distinct),
     _shape(
         "topk-smallest", lambda m, x: m.topk(x, 2, dim=0, largest=False), ((3, 2),), maker=distinct
@@ -1428,6 +1771,7 @@ CASES: list[OpCase] = [
     *BINARY_CASES,
     *REDUCTION_CASES,
     *SHAPE_CASES,
+    *MATMUL_CASES,
     *INDEXING_CASES,
     *VIEW_WRITE_CASES,
     *CONVERSION_CASES,

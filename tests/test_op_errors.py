@@ -287,6 +287,60 @@ REDUCTION = [
     Misuse("cumprod-dim", lambda m: m.cumprod(_x(m), -3), IndexError, r"Dimension out of range"),
     Misuse("all-dim", lambda m: m.all(_x(m), 2), IndexError, OUT_OF_RANGE),
     Misuse("count_nonzero-dim", lambda m: m.count_nonzero(_x(m), 2), IndexError, OUT_OF_RANGE),
+    Misuse(
+        "median-empty-dim",
+        lambda m: m.median(m.empty(0, 3), 0),
+        IndexError,
+        r"median\(\): Expected reduction dim 0 to have non-zero size\.",
+    ),
+    Misuse(
+        "nanmedian-empty-dim",
+        lambda m: m.nanmedian(m.empty(0, 3), 0),
+        IndexError,
+        r"median\(\): Expected reduction dim 0 to have non-zero size\.",
+    ),
+    Misuse("median-dim-range", lambda m: m.median(_x(m), 2), IndexError, OUT_OF_RANGE),
+    Misuse(
+        "mode-empty-dim",
+        lambda m: m.mode(m.empty(0, 3), 0),
+        IndexError,
+        r"mode\(\): Expected reduction dim 0 to have non-zero size\.",
+    ),
+    Misuse("cummax-dim-range", lambda m: m.cummax(_x(m), 2), IndexError, OUT_OF_RANGE),
+    Misuse(
+        "cummin-dim-range", lambda m: m.cummin(_x(m), -3), IndexError, r"Dimension out of range"
+    ),
+    Misuse(
+        "logcumsumexp-int",
+        lambda m: m.logcumsumexp(m.tensor([1, 2]), 0),
+        NotImplementedError,
+        r"logcumsumexp\(\): not implemented for \S*int64",
+        torch_match=r"not implemented for 'Long'",
+    ),
+    Misuse(
+        "trace-vector",
+        lambda m: m.trace(m.ones(3)),
+        RuntimeError,
+        r"trace: expected a matrix, but got tensor with dim 1",
+    ),
+    Misuse(
+        "diff-scalar",
+        lambda m: m.diff(m.tensor(1.0)),
+        RuntimeError,
+        r"diff expects input to be at least one-dimensional",
+    ),
+    Misuse(
+        "diff-negative-n",
+        lambda m: m.diff(m.ones(3), n=-1),
+        RuntimeError,
+        r"order must be non-negative but got -1",
+    ),
+    Misuse(
+        "diff-prepend-ndim",
+        lambda m: m.diff(_x(m), prepend=m.ones(3)),
+        RuntimeError,
+        r"diff expects prepend or append to be the same dimension as input",
+    ),
 ]
 
 SHAPE = [
@@ -547,6 +601,79 @@ SHAPE = [
         RuntimeError,
         r"diag\(\): Supports 1D or 2D tensors. Got 3D",
     ),
+    Misuse(
+        "rot90-one-dim",
+        lambda m: m.rot90(_x(m), 1, [0]),
+        RuntimeError,
+        r"expected total rotation dims == 2, but got dims = 1",
+    ),
+    Misuse(
+        "rot90-vector",
+        lambda m: m.rot90(m.ones(2)),
+        RuntimeError,
+        r"expected total dims >= 2, but got total dims = 1",
+    ),
+    Misuse(
+        "rot90-same-dims",
+        lambda m: m.rot90(_x(m), 1, [0, -2]),
+        RuntimeError,
+        r"expected rotation dims to be different, but got dim0 = 0 and dim1 = -2",
+    ),
+    Misuse("rot90-dim-range", lambda m: m.rot90(_x(m), 1, [0, 2]), IndexError, OUT_OF_RANGE),
+    Misuse(
+        "meshgrid-indexing",
+        lambda m: m.meshgrid(m.ones(2), m.ones(3), indexing="foo"),
+        RuntimeError,
+        r'torch.meshgrid: indexing must be one of "xy" or "ij", but received: foo',
+    ),
+    Misuse(
+        "meshgrid-matrix",
+        lambda m: m.meshgrid(_x(m), m.ones(3), indexing="ij"),
+        RuntimeError,
+        r"torch.meshgrid: Expected 0D or 1D tensor in the tensor list but got: ",
+    ),
+    Misuse(
+        "tril_indices-negative-row",
+        lambda m: m.tril_indices(-1, 3),
+        RuntimeError,
+        r"row must be non-negative, got-1",
+    ),
+    Misuse(
+        "triu_indices-negative-col",
+        lambda m: m.triu_indices(3, -2),
+        RuntimeError,
+        r"col must be non-negative, got-2",
+    ),
+    Misuse(
+        "addmm-shapes",
+        lambda m: m.addmm(m.ones(2, 2), _x(m), m.ones(4, 2)),
+        RuntimeError,
+        r"mat1 and mat2 shapes cannot be multiplied \(2x3 and 4x2\)",
+    ),
+    Misuse(
+        "addmv-sizes",
+        lambda m: m.addmv(m.ones(2), _x(m), m.ones(4)),
+        RuntimeError,
+        r"size mismatch, got input \(2\), mat \(2x3\), vec \(4\)",
+    ),
+    Misuse(
+        "cross-no-size-3",
+        lambda m: m.cross(m.ones(2, 4), m.ones(2, 4)),
+        RuntimeError,
+        r"no dimension of size 3 in input",
+    ),
+    Misuse(
+        "cross-dim-length",
+        lambda m: m.cross(m.ones(2, 3), m.ones(2, 4), dim=-1),
+        RuntimeError,
+        r"linalg.cross: inputs dimension -1 must have length 3. Got 3 and 4",
+    ),
+    Misuse(
+        "cross-ndim",
+        lambda m: m.cross(m.ones(2, 3), m.ones(3), dim=-1),
+        RuntimeError,
+        r"linalg.cross: inputs must have the same number of dimensions\.",
+    ),
 ]
 
 INDEXING = [
@@ -758,6 +885,74 @@ INDEXING = [
         lambda m: m.kthvalue(_x(m), 0, 0),
         RuntimeError,
         r"kthvalue\(\): selected number k out of range for dimension 0",
+    ),
+    Misuse(
+        "scatter_reduce-reduce",
+        lambda m: _x(m).scatter_reduce(0, m.tensor([[0]]), _x(m), "foo"),
+        RuntimeError,
+        r"reduce argument must be either sum, prod, mean, amax or amin, got foo",
+    ),
+    Misuse(
+        "scatter_reduce-dtype",
+        lambda m: _x(m).scatter_reduce(0, m.tensor([[0]]), _x(m).double(), "sum"),
+        RuntimeError,
+        r"scatter\(\): Expected self.dtype to be equal to src.dtype",
+    ),
+    Misuse(
+        "index_copy-count",
+        lambda m: m.ones(3).index_copy(0, m.tensor([0, 1]), m.ones(3)),
+        IndexError,
+        r"index_copy_\(\): Number of indices \(2\) should be equal to source.size\(dim\) "
+        r"\(3\)",
+    ),
+    Misuse(
+        "index_copy-bounds",
+        lambda m: m.ones(3).index_copy(0, m.tensor([0, 5]), m.ones(2)),
+        IndexError,
+        r"index_copy_\(\): index 5 is out of bounds for dimension 0 with size 3",
+    ),
+    Misuse(
+        "index_copy-float-index",
+        lambda m: m.ones(3).index_copy(0, m.tensor([0.0]), m.ones(1)),
+        RuntimeError,
+        r"index_copy_\(\): Expected a long tensor for index, but got Float",
+    ),
+    Misuse(
+        "index_fill-bounds",
+        lambda m: m.ones(3).index_fill(0, m.tensor([0, 5]), 2.0),
+        IndexError,
+        r"index 5 is out of bounds for dimension 0 with size 3",
+    ),
+    Misuse(
+        "index_fill-float-index",
+        lambda m: m.ones(3).index_fill(0, m.tensor([0.0]), 2.0),
+        IndexError,
+        r"index_fill_\(\): Expected dtype int64 for index\.",
+    ),
+    Misuse(
+        "index_fill-value-dim",
+        lambda m: _x(m).index_fill(0, m.tensor([0]), m.ones(2)),
+        RuntimeError,
+        r"index_fill_ only supports a 0-dimensional value tensor, but got tensor with 1 "
+        r"dimension\(s\)\.",
+    ),
+    Misuse(
+        "take-bounds",
+        lambda m: m.take(_x(m), m.tensor([6])),
+        IndexError,
+        r"out of range: tried to access index 6 on a tensor of 6 elements\.",
+    ),
+    Misuse(
+        "take-negative-bounds",
+        lambda m: m.take(_x(m), m.tensor([-7])),
+        IndexError,
+        r"out of range: tried to access index -7 on a tensor of 6 elements\.",
+    ),
+    Misuse(
+        "take-int32-index",
+        lambda m: m.take(_x(m), m.tensor([0], dtype=m.int32)),
+        RuntimeError,
+        r"take\(\): Expected a long tensor for index, but got Int",
     ),
 ]
 

@@ -36,23 +36,28 @@ _METHODS_BY_MODULE = {
         "add sub mul div true_divide floor_divide remainder fmod pow atan2 maximum minimum fmax "
         "fmin clamp clip lerp eq ne lt le gt ge logical_and logical_or logical_xor bitwise_and "
         "bitwise_or bitwise_xor bitwise_left_shift bitwise_right_shift isclose allclose equal "
-        "addcmul addcdiv"
+        "addcmul addcdiv clamp_min clamp_max"
     ),
     reduction: (
         "sum mean nansum nanmean prod amax amin argmax argmin max min aminmax var std "
-        "logsumexp cumsum cumprod all any count_nonzero"
+        "logsumexp cumsum cumprod all any count_nonzero median nanmedian mode cummax cummin "
+        "logcumsumexp trace diff"
     ),
     shape: (
         "reshape view view_as reshape_as flatten unflatten permute transpose swapaxes swapdims "
         "t movedim moveaxis squeeze unsqueeze expand expand_as broadcast_to narrow diagonal split "
         "chunk tensor_split unbind repeat tile repeat_interleave flip fliplr flipud roll tril "
-        "triu diag diag_embed"
+        "triu diag diag_embed rot90"
     ),
     indexing: (
         "gather scatter scatter_add take_along_dim index_select index_add masked_fill "
-        "masked_select masked_scatter nonzero argwhere argsort sort msort topk kthvalue unique"
+        "masked_select masked_scatter nonzero argwhere argsort sort msort topk kthvalue unique "
+        "scatter_reduce index_copy index_fill take unique_consecutive"
     ),
-    matmul: "matmul mm bmm mv dot vdot outer ger tensordot",
+    matmul: (
+        "matmul mm bmm mv dot vdot outer ger tensordot addmm addmv addbmm baddbmm kron cross "
+        "det inverse"
+    ),
     complex_ops: "conj angle",
     conversion: "clone contiguous type_as",
 }
@@ -63,7 +68,8 @@ _INPLACE = (
     "atan sinh cosh tanh asinh acosh atanh sigmoid relu erf erfc abs sign floor ceil trunc frac "
     "round nan_to_num add sub mul div true_divide floor_divide remainder fmod pow atan2 clamp "
     "clip lerp logical_and logical_or logical_xor bitwise_and bitwise_or bitwise_xor "
-    "masked_fill scatter scatter_add index_add addcmul addcdiv tril triu "
+    "masked_fill scatter scatter_add index_add addcmul addcdiv tril triu clamp_min clamp_max "
+    "scatter_reduce index_copy index_fill addmm addmv addbmm baddbmm "
     "eq ne lt le gt ge"
 )
 
@@ -176,6 +182,11 @@ def norm(
     return tensor_norm(input, p, dim, keepdim, dtype)
 
 
+def _where_method(self: Tensor, condition: Tensor, y: Any) -> Tensor:
+    """``x.where(condition, y)`` is ``where(condition, x, y)``."""
+    return binary.where(condition, self, y)
+
+
 def _cast_method(target: str) -> Any:
     def method(self: Tensor) -> Tensor:
         from .. import _dtype
@@ -216,6 +227,7 @@ def install_methods() -> None:
     for name, value in _properties().items():
         setattr(Tensor, name, value)
     Tensor.norm = norm
+    Tensor.where = _where_method
     Tensor.copy_ = inplace.copy_
     Tensor.fill_ = inplace.fill_
     Tensor.zero_ = inplace.zero_

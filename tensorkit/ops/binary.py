@@ -29,6 +29,8 @@ __all__ = [
     "fmin",
     "clamp",
     "clip",
+    "clamp_min",
+    "clamp_max",
     "where",
     "lerp",
     "eq",
@@ -582,6 +584,16 @@ def clamp(input: Tensor, min: Any = None, max: Any = None) -> Tensor:
 
 
 clip = clamp
+
+
+def clamp_min(input: Tensor, min: Any) -> Tensor:
+    """``clamp(input, min=min)``."""
+    return clamp(input, min=min)
+
+
+def clamp_max(input: Tensor, max: Any) -> Tensor:
+    """``clamp(input, max=max)``."""
+    return clamp(input, max=max)
 
 
 def where(condition: Any, input: Any = None, other: Any = None) -> Any:

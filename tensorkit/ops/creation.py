@@ -30,6 +30,8 @@ __all__ = [
     "linspace",
     "logspace",
     "eye",
+    "tril_indices",
+    "triu_indices",
     "zeros_like",
     "ones_like",
     "full_like",
@@ -377,3 +379,30 @@ def eye(
     parse_shape((n, m), "eye")
     dt, dev = _resolve(dtype, get_default_dtype(), device)
     return _finish(dev.xp.eye(n, m, dtype=dt.np), dev, requires_grad)
+
+
+def _triangle_indices(
+    name: str, row: int, col: int, offset: int, dtype: dtype | None, device: Any
+) -> Tensor:
+    for label, n in (("row", row), ("col", col)):
+        if n < 0:
+            raise RuntimeError(f"{label} must be non-negative, got{n}")
+    dt, dev = _resolve(dtype, int64, device)
+    xp = dev.xp
+    triangle = xp.tril_indices if name == "tril_indices" else xp.triu_indices
+    rows, cols = triangle(row, offset, col)
+    return _finish(xp.stack([rows, cols]).astype(dt.np).reshape(2, -1), dev, False)
+
+
+def tril_indices(
+    row: int, col: int, offset: int = 0, *, dtype: dtype | None = None, device: Any = None
+) -> Tensor:
+    """The (2, N) row and column indices of the lower triangle of a row x col matrix."""
+    return _triangle_indices("tril_indices", row, col, offset, dtype, device)
+
+
+def triu_indices(
+    row: int, col: int, offset: int = 0, *, dtype: dtype | None = None, device: Any = None
+) -> Tensor:
+    """The (2, N) row and column indices of the upper triangle of a row x col matrix."""
+    return _triangle_indices("triu_indices", row, col, offset, dtype, device)

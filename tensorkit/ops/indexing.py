@@ -15,7 +15,7 @@ import numpy as np
 from .._backend import add_at, to_device_array
 from .._dtype import int64
 from ..tensor import Tensor, normalize_dim, wrap
-from ._apply import COMMON, OpDef, apply
+from ._apply import COMMON, SAVE_BOTH, OpDef, apply
 from .reduction import values_indices
 from .shape import narrow, reshape
 
@@ -417,6 +417,149 @@ def scatter(
     return apply(_SCATTER, input, source, index=index._data, dim=d)
 
 
+_SCATTER_REDUCTIONS = ("sum", "prod", "mean", "amax", "amin")
+
+
+def _identity(xp: Any, reduce: str, dtype: Any) -> Any:
+    """The value that leaves ``reduce`` unchanged, in ``dtype``."""
+    if reduce in ("sum", "mean"):
+        return 0
+    if reduce == "prod":
+        return 1
+    if dtype.kind == "f":
+        return -xp.inf if reduce == "amax" else xp.inf
+    info = xp.iinfo(dtype)
+    return info.min if reduce == "amax" else info.max
+
+
+def _reduce_at(xp: Any, out: Any, grid: tuple, values: Any, ufunc: Any) -> Any:
+    """``ufunc.at(out, grid, values)`` by plain indexing (CuPy has no ``multiply.at``):
+    round ``r`` combines the ``r``-th value of every target, so no round repeats a target."""
+    targets = xp.arange(out.size).reshape(out.shape)[grid].reshape(-1)  # values' shape
+    order = xp.argsort(targets, kind="stable")
+    targets, values = targets[order], values.reshape(-1)[order]
+    starts = xp.ones(targets.shape, dtype=bool)
+    starts[1:] = targets[1:] != targets[:-1]
+    rank = xp.arange(targets.size) - xp.nonzero(starts)[0][xp.cumsum(starts) - 1]
+    flat = out.reshape(-1)  # a view: ``out`` is a fresh contiguous copy
+    for r in range(int(rank.max()) + 1 if rank.size else 0):
+        chosen = rank == r
+        flat[targets[chosen]] = ufunc(flat[targets[chosen]], values[chosen])
+    return out
+
+
+def _scatter_reduce_forward(
+    xp: Any, x: Any, src: Any, index: Any, dim: int, reduce: str, include_self: bool
+) -> Any:
+    out = x.copy()
+    grid = _grid(xp, index, dim)
+    values = src[tuple(slice(0, n) for n in index.shape)]
+    if not include_self:
+        out[grid] = _identity(xp, reduce, x.dtype)
+    if reduce in ("sum", "mean"):
+        add_at(xp, out, grid, values)
+    else:
+        ufunc = {"prod": xp.multiply, "amax": xp.maximum, "amin": xp.minimum}[reduce]
+        _reduce_at(xp, out, grid, values, ufunc)
+    if reduce == "mean":
+        counts = xp.full(x.shape, int(include_self), dtype=x.dtype)
+        add_at(xp, counts, grid, 1)
+        counts[counts == 0] = 1
+        out = out // counts if x.dtype.kind in "iu" else out / counts
+    return out
+
+
+def _scatter_reduce_rule(ctx: Any, g: Tensor) -> tuple:
+    """PyTorch's ``scatter_reduce_backward``: ties of amax/amin share the gradient evenly."""
+    from .binary import where
+
+    x, full_src, out = ctx.saved_tensors
+    d, reduce, include_self = ctx.attrs["dim"], ctx.attrs["reduce"], ctx.attrs["include_self"]
+    index = _index_tensor(ctx, g)
+    used = tuple(slice(0, n) for n in index.shape)
+    src = full_src[used]
+    if reduce == "sum":
+        grad_self, grad_src = g, gather(g, d, index)
+    elif reduce == "mean":
+        count = g.new_full(tuple(g.shape), float(include_self))
+        count = scatter_add(count, d, index, g.new_ones(tuple(index.shape)))
+        grad_self = g / where(count == 0, 1.0, count)
+        grad_src = gather(grad_self, d, index)
+    elif reduce == "prod":
+        grad_self, grad_src = _scatter_prod_grads(g, x, src, out, d, index, include_self)
+    else:
+        x_wins, src_wins = x == out, src == gather(out, d, index)
+        share = scatter_add(x_wins.to(g.dtype), d, index, src_wins.to(g.dtype))
+        grad_each = g / share
+        grad_self = where(x_wins, grad_each, 0.0)
+        grad_src = where(src_wins, gather(grad_each, d, index), 0.0)
+    if not include_self:
+        grad_self = scatter(grad_self, d, index, 0.0)
+    if tuple(src.shape) != tuple(full_src.shape):  # src elements past the index get none
+        grad_src = slice_backward(grad_src, tuple(full_src.shape), used)
+    return grad_self, grad_src
+
+
+def _scatter_prod_grads(
+    g: Tensor, x: Tensor, src: Tensor, out: Tensor, d: int, index: Tensor, include_self: bool
+) -> tuple:
+    """The product of the others for each factor, exact where one factor is zero."""
+    from .binary import where
+
+    kept_x = where(x == 0, 1.0, x)
+    grad_self = g * scatter_reduce(kept_x, d, index, src, "prod", include_self=include_self)
+    grad_self = grad_self / kept_x
+    src_zero = src == 0
+    zeros_per_place = scatter_add(g.new_zeros(tuple(x.shape)), d, index, src_zero.to(g.dtype))
+    single_zero = src_zero & (gather(zeros_per_place, d, index) == 1)
+    without_zero = scatter_reduce(
+        x, d, index, where(single_zero, 1.0, src), "prod", include_self=include_self
+    )
+    grad_src = where(
+        single_zero,
+        gather(g * without_zero, d, index),
+        gather(g * out, d, index) / where(src_zero, 1.0, src),
+    )
+    return grad_self, grad_src
+
+
+_SCATTER_REDUCE = OpDef(
+    "scatter_reduce",
+    _scatter_reduce_forward,
+    _scatter_reduce_rule,
+    promote=COMMON,
+    saves=SAVE_BOTH,
+)
+
+
+def scatter_reduce(
+    input: Tensor,
+    dim: int,
+    index: Tensor,
+    src: Tensor,
+    reduce: str,
+    *,
+    include_self: bool = True,
+) -> Tensor:
+    """A copy of ``input`` with ``src`` reduced (sum, prod, mean, amax, amin) into the places
+    ``index`` names along ``dim``; ``include_self=False`` leaves the old values out."""
+    if reduce not in _SCATTER_REDUCTIONS:
+        raise RuntimeError(
+            f"reduce argument must be either sum, prod, mean, amax or amin, got {reduce}"
+        )
+    d = _check_gather_index("scatter_reduce", input, dim, index)
+    _check_same_dtype("scatter", input, src)  # PyTorch's message names scatter
+    return apply(
+        _SCATTER_REDUCE,
+        input,
+        src,
+        index=index._data,
+        dim=d,
+        reduce=reduce,
+        include_self=include_self,
+    )
+
+
 def take_along_dim(input: Tensor, indices: Tensor, dim: int | None = None) -> Tensor:
     """Pick values along ``dim`` at ``indices`` (broadcasting the other dims)."""
     if dim is None:
@@ -467,6 +610,83 @@ def index_add(input: Tensor, dim: int, index: Tensor, source: Tensor, *, alpha: 
     _check_same_dtype("index_add", input, source)
     _check_index_range(index, input.shape[d] if input.ndim else 1, d)
     return apply(_INDEX_ADD, input, source, index=index._data, dim=d, alpha=alpha)
+
+
+def _check_long_index(name: str, index: Tensor, error: type[Exception], message: str) -> None:
+    """index_copy, index_fill and take want int64 indices (PyTorch's ``long``)."""
+    from .shape import _SCALAR_NAMES
+
+    if not isinstance(index, Tensor) or index._data.dtype != np.int64:
+        dtype = index.dtype.name if isinstance(index, Tensor) else type(index).__name__
+        raise error(message.format(name=name, dtype=_SCALAR_NAMES.get(dtype, dtype)))
+
+
+def index_copy(input: Tensor, dim: int, index: Tensor, source: Tensor) -> Tensor:
+    """A copy of ``input`` with the slices ``index`` names along ``dim`` replaced by
+    ``source``'s."""
+    from .conversion import clone
+
+    d = normalize_dim(dim, max(input.ndim, 1))
+    _check_long_index(
+        "index_copy_",
+        index,
+        RuntimeError,
+        "{name}(): Expected a long tensor for index, but got {dtype}",
+    )
+    count = source.shape[d] if source.ndim else 1
+    if index.numel() != count:
+        raise IndexError(
+            f"index_copy_(): Number of indices ({index.numel()}) should be equal to "
+            f"source.size(dim) ({count})"
+        )
+    size = input.shape[d] if input.ndim else 1
+    if index.numel() and (int(index._data.max()) >= size or int(index._data.min()) < 0):
+        bad = int(index._data.max()) if int(index._data.max()) >= size else int(index._data.min())
+        raise IndexError(
+            f"index_copy_(): index {bad} is out of bounds for dimension {d} with size {size}"
+        )
+    out = clone(input)
+    setitem(out, (slice(None),) * d + (reshape(index, (-1,)),), source)
+    return out
+
+
+def index_fill(input: Tensor, dim: int, index: Tensor, value: Any) -> Tensor:
+    """A copy of ``input`` with the slices ``index`` names along ``dim`` set to ``value``."""
+    from .binary import where
+
+    d = normalize_dim(dim, max(input.ndim, 1))
+    _check_long_index("index_fill_", index, IndexError, "{name}(): Expected dtype int64 for index.")
+    size = input.shape[d] if input.ndim else 1
+    _check_index_range(index, size, d, IndexError)
+    xp = input.device.xp
+    mask = xp.zeros(size, dtype=bool)
+    mask[index._data.reshape(-1)] = True
+    mask = mask.reshape((size,) + (1,) * (input.ndim - d - 1)) if input.ndim else mask.reshape(())
+    if not isinstance(value, Tensor):
+        value = input.new_tensor(value)
+    elif value.ndim != 0:
+        raise RuntimeError(
+            f"index_fill_ only supports a 0-dimensional value tensor, but got tensor with "
+            f"{value.ndim} dimension(s)."
+        )
+    return where(wrap(mask, input.device), value.to(input.dtype), input)
+
+
+def take(input: Tensor, index: Tensor) -> Tensor:
+    """The elements of the flattened ``input`` at ``index`` (negative counts from the end),
+    in ``index``'s shape."""
+    _check_long_index(
+        "take", index, RuntimeError, "{name}(): Expected a long tensor for index, but got {dtype}"
+    )
+    n = input.numel()
+    if index.numel():
+        high, low = int(index._data.max()), int(index._data.min())
+        if high >= n or low < -n:
+            raise IndexError(
+                f"out of range: tried to access index {high if high >= n else low} on a tensor "
+                f"of {n} elements."
+            )
+    return getitem(reshape(input, (-1,)), index)
 
 
 def masked_fill(input: Tensor, mask: Tensor, value: Any) -> Tensor:
@@ -618,6 +838,39 @@ def unique(
         result.append(wrap(inverse.reshape(shape).astype("int64"), dev))
     if return_counts:
         result.append(wrap(counts.astype("int64"), dev))
+    return result[0] if len(result) == 1 else tuple(result)
+
+
+def unique_consecutive(
+    input: Tensor,
+    return_inverse: bool = False,
+    return_counts: bool = False,
+    dim: int | None = None,
+) -> Any:
+    """The values (or slices along ``dim``) with each run of equal neighbours kept once."""
+    xp = input.device.xp
+    data = input._data
+    if dim is None:
+        rows = data.reshape(-1, 1)
+    else:
+        axis = normalize_dim(dim, input.ndim)
+        moved = xp.moveaxis(data, axis, 0)
+        rows = moved.reshape(moved.shape[0], -1)
+    starts = xp.ones(rows.shape[0], dtype=bool)
+    starts[1:] = (rows[1:] != rows[:-1]).any(axis=1)
+    kept = rows[starts]
+    if dim is None:
+        values = kept.reshape(-1)
+    else:
+        values = xp.moveaxis(kept.reshape((kept.shape[0],) + moved.shape[1:]), 0, axis)
+    dev = input.device
+    result = [wrap(xp.ascontiguousarray(values), dev)]
+    if return_inverse:
+        inverse = xp.cumsum(starts).astype("int64") - 1
+        result.append(wrap(inverse.reshape(data.shape if dim is None else (-1,)), dev))
+    if return_counts:
+        bounds = xp.concatenate([xp.nonzero(starts)[0], xp.asarray([rows.shape[0]])])
+        result.append(wrap(xp.diff(bounds).astype("int64"), dev))
     return result[0] if len(result) == 1 else tuple(result)
 
 

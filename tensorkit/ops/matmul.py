@@ -207,3 +207,85 @@ def einsum(equation: str, *operands: Any) -> Tensor:
     if len(operands) == 1 and isinstance(operands[0], list | tuple):
         operands = tuple(operands[0])
     return run(equation, operands)
+
+
+def _add_scaled(input: Tensor, product: Tensor, beta: Any, alpha: Any) -> Tensor:
+    """``beta * input + alpha * product``; with ``beta`` 0 the input (NaN included) is ignored,
+    as in PyTorch, though its shape must still broadcast to the product's."""
+    broadcast_shapes(tuple(input.shape), tuple(product.shape))
+    scaled = product if alpha == 1 else product * alpha
+    if beta == 0:
+        return scaled.expand(broadcast_shapes(tuple(input.shape), tuple(product.shape)))
+    return scaled + (input if beta == 1 else input * beta)
+
+
+def addmm(input: Tensor, mat1: Tensor, mat2: Tensor, *, beta: Any = 1, alpha: Any = 1) -> Tensor:
+    """``beta * input + alpha * (mat1 @ mat2)``."""
+    return _add_scaled(input, mm(mat1, mat2), beta, alpha)
+
+
+def addmv(input: Tensor, mat: Tensor, vec: Tensor, *, beta: Any = 1, alpha: Any = 1) -> Tensor:
+    """``beta * input + alpha * (mat @ vec)``."""
+    return _add_scaled(input, mv(mat, vec), beta, alpha)
+
+
+def addbmm(
+    input: Tensor, batch1: Tensor, batch2: Tensor, *, beta: Any = 1, alpha: Any = 1
+) -> Tensor:
+    """``beta * input + alpha * sum_b(batch1[b] @ batch2[b])``."""
+    return _add_scaled(input, bmm(batch1, batch2).sum(0), beta, alpha)
+
+
+def baddbmm(
+    input: Tensor, batch1: Tensor, batch2: Tensor, *, beta: Any = 1, alpha: Any = 1
+) -> Tensor:
+    """``beta * input + alpha * (batch1 @ batch2)``, batch by batch."""
+    return _add_scaled(input, bmm(batch1, batch2), beta, alpha)
+
+
+def kron(input: Tensor, other: Tensor) -> Tensor:
+    """The Kronecker product: every element of ``input`` times a block ``other``."""
+    ndim = max(input.ndim, other.ndim)
+    a_shape = (1,) * (ndim - input.ndim) + tuple(input.shape)
+    b_shape = (1,) * (ndim - other.ndim) + tuple(other.shape)
+    a = input.reshape([n for size in a_shape for n in (size, 1)])
+    b = other.reshape([n for size in b_shape for n in (1, size)])
+    return (a * b).reshape([x * y for x, y in zip(a_shape, b_shape, strict=True)])
+
+
+def cross(input: Tensor, other: Tensor, dim: int | None = None) -> Tensor:
+    """The cross product of 3-vectors along ``dim`` (by default the first dim of size 3)."""
+    from ..tensor import normalize_dim
+    from .shape import cat, narrow
+
+    if input.ndim != other.ndim:
+        raise RuntimeError("linalg.cross: inputs must have the same number of dimensions.")
+    if dim is None:
+        if 3 not in input.shape:
+            raise RuntimeError("no dimension of size 3 in input")
+        dim = list(input.shape).index(3)
+    d = normalize_dim(dim, max(input.ndim, 1))
+    if input.shape[d] != 3 or other.shape[d] != 3:
+        raise RuntimeError(
+            f"linalg.cross: inputs dimension {dim} must have length 3. Got {input.shape[d]} "
+            f"and {other.shape[d]}"
+        )
+    shape = broadcast_shapes(tuple(input.shape), tuple(other.shape))
+    a = [narrow(input.expand(shape), d, i, 1) for i in range(3)]
+    b = [narrow(other.expand(shape), d, i, 1) for i in range(3)]
+    parts = [a[(i + 1) % 3] * b[(i + 2) % 3] - a[(i + 2) % 3] * b[(i + 1) % 3] for i in range(3)]
+    return cat(parts, d)
+
+
+def det(input: Tensor) -> Tensor:
+    """``tk.linalg.det``."""
+    from ..linalg import det as linalg_det
+
+    return linalg_det(input)
+
+
+def inverse(input: Tensor) -> Tensor:
+    """``tk.linalg.inv``."""
+    from ..linalg import inv
+
+    return inv(input)

@@ -12,8 +12,9 @@ from typing import Any
 
 import numpy as np
 
+from .._backend import add_at
 from .._dtype import bool_, int64
-from ..tensor import Tensor, normalize_dim
+from ..tensor import Tensor, normalize_dim, wrap
 from ._apply import FLOAT, SAVE_BOTH, SAVE_INPUTS, OpDef, apply
 from .binary import maximum, minimum, where
 from .complex import conj
@@ -347,6 +348,104 @@ def aminmax(input: Tensor, *, dim: int | None = None, keepdim: bool = False) -> 
     return min_max(amin(input, reduced, keepdim), amax(input, reduced, keepdim))
 
 
+# -------------------------------------------------------------------- median and mode
+def _median_index(input: Tensor, d: int, ignore_nan: bool) -> Tensor:
+    """Index along ``d`` (kept as size 1) of each slice's lower median: of its non-NaN values
+    for nanmedian; for median the first NaN where a slice has one, as in PyTorch."""
+    xp = input.device.xp
+    x = input._data
+    order = xp.argsort(x, axis=d, kind="stable")  # NaN sort last, in their original order
+    n = x.shape[d]
+    if x.dtype.kind in "fc":
+        n_nan = xp.isnan(x).sum(axis=d, keepdims=True)
+    else:
+        n_nan = xp.zeros((1,) * x.ndim, dtype=_INT64)
+    if ignore_nan:
+        k = xp.maximum((n - n_nan - 1) // 2, 0)
+    else:
+        k = xp.where(n_nan > 0, n - n_nan, (n - 1) // 2)
+    k = xp.broadcast_to(k, tuple(1 if i == d else s for i, s in enumerate(x.shape)))
+    return wrap(xp.take_along_axis(order, k, axis=d).astype(_INT64), input.device)
+
+
+def _median(name: str, input: Tensor, dim: Any, keepdim: bool, ignore_nan: bool) -> Any:
+    from .indexing import gather
+
+    if dim is None:
+        if input.numel() == 0:  # NaN, still connected to the input as PyTorch's is
+            return sum(input) * float("nan")
+        value = _median(name, reshape(input, (-1,)), 0, False, ignore_nan).values
+        if not input.requires_grad or input._data.dtype.kind != "f":
+            return value
+        return _shared_among_equals(value, input)
+    d = normalize_dim(dim, builtins.max(input.ndim, 1))
+    if input.ndim == 0:
+        return values_indices(input.clone(), input.new_zeros((), dtype=int64))
+    _check_nonempty("median", tuple(input.shape), (d,), IndexError)  # nanmedian's too
+    indices = _median_index(input, d, ignore_nan)
+    values = gather(input, d, indices)
+    if not keepdim:
+        values, indices = values.squeeze(d), indices.squeeze(d)
+    return values_indices(values, indices)
+
+
+def _shared_among_equals(value: Tensor, input: Tensor) -> Tensor:
+    """``value``, one of ``input``'s elements, with its gradient shared evenly among the
+    elements equal to it (the NaNs if it is NaN): PyTorch's rule for a global median."""
+    from .unary import isnan
+
+    v = value.detach()
+    mask = isnan(input) if bool(isnan(v)) else input == v
+    return v + sum(where(mask, input - v, 0.0)) / sum(mask)
+
+
+def median(input: Tensor, dim: int | None = None, keepdim: bool = False) -> Any:
+    """The lower median (NaN if there is one); with ``dim``, (values, indices) along it."""
+    return _median("median", input, dim, keepdim, ignore_nan=False)
+
+
+def nanmedian(input: Tensor, dim: int | None = None, keepdim: bool = False) -> Any:
+    """The lower median of the values that are not NaN (NaN if all are)."""
+    return _median("nanmedian", input, dim, keepdim, ignore_nan=True)
+
+
+def _mode_index(xp: Any, x: Any) -> Any:
+    """Per row of 2-D ``x``: the last index of the most frequent value (smallest on ties)."""
+    rows, n = x.shape
+    order = xp.argsort(x, axis=1, kind="stable")
+    ordered = xp.take_along_axis(x, order, axis=1)
+    starts = xp.ones((rows, n), dtype=bool)
+    starts[:, 1:] = ordered[:, 1:] != ordered[:, :-1]
+    run = xp.cumsum(starts, axis=1) - 1
+    row = xp.arange(rows)[:, None]
+    counts = xp.zeros((rows, n), dtype=_INT64)
+    add_at(xp, counts, (xp.broadcast_to(row, run.shape), run), 1)
+    run_counts = counts[row, run]
+    first = xp.argmax(run_counts, axis=1)
+    last = first + run_counts[xp.arange(rows), first] - 1
+    return order[xp.arange(rows), last]
+
+
+def mode(input: Tensor, dim: int = -1, keepdim: bool = False) -> Any:
+    """The most frequent value along ``dim`` (the smallest on ties) and its last index."""
+    from .indexing import gather
+    from .shape import movedim
+
+    d = normalize_dim(dim, builtins.max(input.ndim, 1))
+    if input.ndim == 0:
+        return values_indices(input.clone(), input.new_zeros((), dtype=int64))
+    _check_nonempty("mode", tuple(input.shape), (d,), IndexError)
+    xp = input.device.xp
+    moved = xp.moveaxis(input._data, d, -1)
+    rows = _mode_index(xp, moved.reshape(-1, moved.shape[-1]))
+    index = wrap(rows.reshape(moved.shape[:-1] + (1,)).astype(_INT64), input.device)
+    indices = movedim(index, -1, d).contiguous()
+    values = gather(input, d, indices)
+    if not keepdim:
+        values, indices = values.squeeze(d), indices.squeeze(d)
+    return values_indices(values, indices)
+
+
 # ------------------------------------------------------------------------ statistics
 def _var_forward(xp: Any, x: Any, axis: Any, keepdims: bool, correction: float) -> Any:
     return x.var(axis=axis, keepdims=keepdims, ddof=correction)
@@ -545,6 +644,127 @@ def cumprod(input: Tensor, dim: int, *, dtype: Any = None) -> Tensor:
     if input.ndim == 0:
         return apply(_CUMPROD, reshape(input, (1,)), axis=0, dtype=np_dtype).reshape(())
     return apply(_CUMPROD, input, axis=d, dtype=np_dtype)
+
+
+def _cumulative_extreme_index(xp: Any, x: Any, largest: bool) -> Any:
+    """Index of the running max (min) along the last axis: the latest on ties; once a NaN is
+    seen it stays, moving on to each later NaN (PyTorch's order)."""
+    nan = xp.isnan(x) if x.dtype.kind in "fc" else xp.zeros(x.shape, dtype=bool)
+    out = xp.zeros(x.shape, dtype=_INT64)
+    if x.shape[-1] == 0:
+        return out
+    best, best_index = x[..., 0], xp.zeros(x.shape[:-1], dtype=_INT64)
+    for j in range(1, x.shape[-1]):
+        value = x[..., j]
+        beats = value >= best if largest else value <= best
+        take = nan[..., j] | (~xp.isnan(best) & beats if x.dtype.kind in "fc" else beats)
+        best = xp.where(take, value, best)
+        best_index = xp.where(take, j, best_index)
+        out[..., j] = best_index
+    return out
+
+
+def _cumulative_extreme(input: Tensor, dim: int, largest: bool) -> Any:
+    from .indexing import gather
+
+    d = normalize_dim(dim, builtins.max(input.ndim, 1))
+    if input.ndim == 0:
+        return values_indices(input.clone(), input.new_zeros((), dtype=int64))
+    xp = input.device.xp
+    moved = _cumulative_extreme_index(xp, xp.moveaxis(input._data, d, -1), largest)
+    indices = wrap(xp.ascontiguousarray(xp.moveaxis(moved, -1, d)), input.device)
+    return values_indices(gather(input, d, indices), indices)
+
+
+def cummax(input: Tensor, dim: int) -> Any:
+    """(values, indices) of the running maximum along ``dim``."""
+    return _cumulative_extreme(input, dim, largest=True)
+
+
+def cummin(input: Tensor, dim: int) -> Any:
+    """(values, indices) of the running minimum along ``dim``."""
+    return _cumulative_extreme(input, dim, largest=False)
+
+
+def _logcumsumexp_rule(ctx: Any, g: Tensor) -> Tensor:
+    """PyTorch's rule: the positive and negative parts of ``g`` summed in log space, so no
+    ``exp`` overflows; the log of a missing part is the lowest finite value, not -inf."""
+    from .unary import absolute, exp, log
+
+    x, out = ctx.saved_tensors
+    d = ctx.attrs["axis"]
+    log_abs = log(absolute(g))
+    lowest = float(np.finfo(g._data.dtype).min)  # finite, so no inf - inf in the sums below
+    positive = where(g > 0, log_abs, lowest)
+    negative = where(g < 0, log_abs, lowest)
+
+    def suffix(t: Tensor) -> Tensor:
+        return flip(logcumsumexp(flip(t - out, d), d), d)
+
+    return exp(suffix(positive) + x) - exp(suffix(negative) + x)
+
+
+def _logcumsumexp_forward(xp: Any, x: Any, axis: int) -> Any:
+    """A running ``logaddexp`` along ``axis``: exact however far apart the values are
+    (NumPy's ``accumulate``; a loop over the axis on CuPy, whose logaddexp has none)."""
+    if xp is np:
+        return np.logaddexp.accumulate(x, axis=axis)
+    out = xp.moveaxis(x.copy(), axis, 0)
+    for j in range(1, out.shape[0]):
+        out[j] = xp.logaddexp(out[j - 1], out[j])
+    return xp.moveaxis(out, 0, axis)
+
+
+_LOGCUMSUMEXP = OpDef(
+    "logcumsumexp",
+    _half_in_float(_logcumsumexp_forward),
+    _logcumsumexp_rule,
+    saves=SAVE_BOTH,
+)
+
+
+def logcumsumexp(input: Tensor, dim: int) -> Tensor:
+    """``log(cumsum(exp(input), dim))``, computed without overflow."""
+    d = normalize_dim(dim, builtins.max(input.ndim, 1))
+    if input._data.dtype.kind != "f":
+        raise NotImplementedError(f"logcumsumexp(): not implemented for {input.dtype}")
+    if input.ndim == 0:
+        return apply(_LOGCUMSUMEXP, reshape(input, (1,)), axis=0).reshape(())
+    return apply(_LOGCUMSUMEXP, input, axis=d)
+
+
+def trace(input: Tensor) -> Tensor:
+    """The sum of the main diagonal of a matrix."""
+    from .shape import diagonal
+
+    if input.ndim != 2:
+        raise RuntimeError(f"trace: expected a matrix, but got tensor with dim {input.ndim}")
+    return sum(diagonal(input))
+
+
+def diff(
+    input: Tensor, n: int = 1, dim: int = -1, prepend: Any = None, append: Any = None
+) -> Tensor:
+    """The ``n``-th forward difference along ``dim`` (logical xor for bool)."""
+    from .binary import logical_xor
+    from .shape import cat, narrow
+
+    if input.ndim == 0:
+        raise RuntimeError("diff expects input to be at least one-dimensional")
+    if n < 0:
+        raise RuntimeError(f"order must be non-negative but got {n}")
+    d = normalize_dim(dim, input.ndim)
+    parts = [t for t in (prepend, input, append) if t is not None]
+    if builtins.any(t.ndim != input.ndim for t in parts):
+        raise RuntimeError("diff expects prepend or append to be the same dimension as input")
+    out = cat(parts, d) if len(parts) > 1 else input
+    for _ in range(n):
+        size = out.shape[d]
+        if size == 0:
+            break
+        later, earlier = narrow(out, d, 1, size - 1), narrow(out, d, 0, size - 1)
+        out = logical_xor(later, earlier) if out.dtype is bool_ else later - earlier
+    return out
 
 
 # ------------------------------------------------------------------ boolean reductions

@@ -53,6 +53,8 @@ __all__ = [
     "fliplr",
     "flipud",
     "roll",
+    "rot90",
+    "meshgrid",
     "tril",
     "triu",
     "diag",
@@ -744,6 +746,58 @@ def roll(input: Tensor, shifts: Any, dims: Any = None) -> Tensor:
             f"shifts and dimensions must align. shifts: {len(shifts)}, dims:{len(axes)}"
         )
     return apply(_ROLL, input, shifts=tuple(shifts), axes=axes)
+
+
+def rot90(input: Tensor, k: int = 1, dims: Sequence[int] = (0, 1)) -> Tensor:
+    """Rotate by 90 degrees ``k`` times, from the first toward the second of ``dims``."""
+    from .conversion import clone
+
+    if len(dims) != 2:
+        raise RuntimeError(f"expected total rotation dims == 2, but got dims = {len(dims)}")
+    if input.ndim < 2:
+        raise RuntimeError(f"expected total dims >= 2, but got total dims = {input.ndim}")
+    first, second = (normalize_dim(d, input.ndim) for d in dims)
+    if first == second:
+        raise RuntimeError(
+            f"expected rotation dims to be different, but got dim0 = {dims[0]} and dim1 = {dims[1]}"
+        )
+    k %= 4
+    if k == 1:
+        return transpose(flip(input, second), first, second)
+    if k == 2:
+        return flip(input, (first, second))
+    if k == 3:
+        return transpose(flip(input, first), first, second)
+    return clone(input)
+
+
+def meshgrid(*tensors: Any, indexing: str | None = None) -> tuple[Tensor, ...]:
+    """Coordinate grids from 1-D tensors: ``indexing='ij'`` (the default) gives output ``i``
+    the shape of all inputs' sizes in order; ``'xy'`` swaps the first two dims."""
+    if len(tensors) == 1 and isinstance(tensors[0], list | tuple):
+        tensors = tuple(tensors[0])
+    indexing = "ij" if indexing is None else indexing
+    if indexing not in ("ij", "xy"):
+        raise RuntimeError(
+            f'torch.meshgrid: indexing must be one of "xy" or "ij", but received: {indexing}'
+        )
+    for t in tensors:
+        if t.ndim > 1:
+            raise RuntimeError(
+                f"torch.meshgrid: Expected 0D or 1D tensor in the tensor list but got: {t}"
+            )
+    sizes = [t.numel() for t in tensors]
+    order = list(range(len(tensors)))
+    if indexing == "xy" and len(tensors) >= 2:
+        order[0], order[1] = 1, 0
+    shape = [sizes[i] for i in order]
+    grids = []
+    for i, t in enumerate(tensors):
+        position = order.index(i)
+        view_shape = [1] * len(tensors)
+        view_shape[position] = sizes[i]
+        grids.append(expand(reshape(t, view_shape), shape))
+    return tuple(grids)
 
 
 def _tri(name: str, xp_name: str) -> OpDef:
