@@ -361,3 +361,18 @@ def test_node_classes_carry_pytorch_names():
 
 def test_node_class_names_match_torch(torch):
     assert node_class_names(tk) == node_class_names(torch)
+
+
+def index_node_names(lib: Any) -> list[str]:
+    x = lib.ones(3, 4, requires_grad=True)
+    views = (x[0], x[1:], x[None], x[:, 1], x[0, 1:], x[..., 0], x[1:, None], x[:])
+    return [type(v.grad_fn).__name__ for v in (*views, x[lib.tensor([0, 1])])]
+
+
+def test_basic_indexing_records_select_slice_or_unsqueeze():
+    names = index_node_names(tk)
+    assert names[:3] == ["SelectBackward0", "SliceBackward0", "UnsqueezeBackward0"]
+
+
+def test_indexing_node_names_match_torch(torch):
+    assert index_node_names(tk) == index_node_names(torch)

@@ -450,3 +450,9 @@ def test_view_dtype_shares_storage_and_is_not_differentiable():
 def test_view_dtype_errors_name_the_rule(make, target, message):
     with pytest.raises(RuntimeError, match=re.escape(message)):
         make().view(target)
+
+
+def test_comparing_with_none_is_a_bool_as_in_torch():
+    x = tk.ones(2)
+    assert (x == None) is False and (x != None) is True  # noqa: E711
+    assert x in [None, x] and x not in [None]

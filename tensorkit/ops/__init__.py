@@ -104,8 +104,9 @@ _OPERATORS = {
     "__rlshift__": lambda self, other: binary.bitwise_left_shift(other, self),
     "__rshift__": binary.bitwise_right_shift,
     "__rrshift__": lambda self, other: binary.bitwise_right_shift(other, self),
-    "__eq__": binary.eq,
-    "__ne__": binary.ne,
+    # ``t == None`` is False and ``t != None`` True, as in PyTorch (Python's fallback).
+    "__eq__": lambda self, other: NotImplemented if other is None else binary.eq(self, other),
+    "__ne__": lambda self, other: NotImplemented if other is None else binary.ne(self, other),
     "__lt__": binary.lt,
     "__le__": binary.le,
     "__gt__": binary.gt,

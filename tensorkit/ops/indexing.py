@@ -156,13 +156,37 @@ def _slice_backward_forward(xp: Any, g: Any, shape: tuple, index: tuple) -> Any:
     return out
 
 
-_GETITEM_VIEW = OpDef(
-    "select",
-    lambda xp, x, index: x[index],
-    lambda ctx, g: slice_backward(g, ctx.input_meta[0][0], ctx.attrs["index"]),
-    view=True,
-    node_name="SliceBackward0",
-)
+def _view_op(name: str, node_name: str) -> OpDef:
+    """A basic-index view op; the variants differ only in the names they record."""
+    return OpDef(
+        name,
+        lambda xp, x, index: x[index],
+        lambda ctx, g: slice_backward(g, ctx.input_meta[0][0], ctx.attrs["index"]),
+        view=True,
+        node_name=node_name,
+    )
+
+
+_GETITEM_VIEW = _view_op("slice", "SliceBackward0")
+_VIEW_OPS = {
+    int: _view_op("select", "SelectBackward0"),
+    slice: _GETITEM_VIEW,
+    type(None): _view_op("unsqueeze", "UnsqueezeBackward0"),
+}
+
+
+_FULL = slice(None)
+
+
+def _basic_view_op(index: tuple) -> OpDef:
+    """The op named as PyTorch names the last step of a basic index (``x[0]``: select,
+    ``x[1:]``: slice, ``x[:, None]``: unsqueeze); full slices and Ellipsis take no step."""
+    for item in reversed(index):
+        if item is not Ellipsis and not (type(item) is slice and item == _FULL):
+            return _VIEW_OPS.get(type(item), _GETITEM_VIEW)
+    return _GETITEM_VIEW
+
+
 _SLICE_BACKWARD = OpDef(
     "slice_backward",
     _slice_backward_forward,
@@ -222,14 +246,14 @@ def _select_ints(tensor: Tensor, index: tuple) -> tuple[Tensor, tuple]:
     split = _split_ints(index)
     if split is None:
         return tensor, index
-    return apply(_GETITEM_VIEW, tensor, index=split[0]), split[1]
+    return apply(_basic_view_op(split[0]), tensor, index=split[0]), split[1]
 
 
 def getitem(tensor: Tensor, index: Any) -> Tensor:
     """``tensor[index]``: a view for basic indices, a copy for integer or mask indices."""
     prepared, basic = prepare_index(tensor, index)
     if basic:
-        return apply(_GETITEM_VIEW, tensor, index=prepared)
+        return apply(_basic_view_op(prepared), tensor, index=prepared)
     selected, rest = _select_ints(tensor, prepared)
     return apply(_GETITEM_ADVANCED, selected, index=rest)
 
