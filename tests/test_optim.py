@@ -6,6 +6,7 @@ PyTorch is an optional oracle: tests that compare with it skip without it.
 
 from __future__ import annotations
 
+import importlib
 import inspect
 from typing import Any
 
@@ -48,6 +49,25 @@ CASES = [
     ("RAdam", {"lr": 0.01}),
     ("RAdam", {"lr": 0.01, "weight_decay": 0.1}),
     ("RAdam", {"lr": 0.01, "weight_decay": 0.1, "decoupled_weight_decay": True}),
+    ("Rprop", {}),
+    ("Rprop", {"lr": 0.05, "etas": (0.3, 1.5), "step_sizes": (1e-3, 0.2), "maximize": True}),
+    ("ASGD", {}),
+    (
+        "ASGD",
+        {"lr": 0.05, "lambd": 0.01, "alpha": 0.5, "t0": 5, "weight_decay": 0.1, "maximize": True},
+    ),
+    ("Adafactor", {}),
+    (
+        "Adafactor",
+        {
+            "lr": 0.05,
+            "beta2_decay": -0.5,
+            "eps": (1e-20, 1e-2),
+            "d": 2.0,
+            "weight_decay": 0.1,
+            "maximize": True,
+        },
+    ),
 ]
 CASE_IDS = [
     f"{name}-{'-'.join(f'{k}={v}' for k, v in kw.items()) or 'defaults'}" for name, kw in CASES
@@ -131,7 +151,7 @@ def test_constructor_arguments_match_torch(torch: Any, name: str) -> None:
 
 
 @pytest.mark.torch
-@pytest.mark.parametrize("name", ["SGD", "Adam", "RMSprop", "LBFGS"])
+@pytest.mark.parametrize("name", ["SGD", "Adam", "RMSprop", "LBFGS", "Rprop", "ASGD", "Adafactor"])
 def test_repr_matches_torch(torch: Any, name: str) -> None:
     mine = getattr(optim, name)([tk.zeros(2, requires_grad=True)])
     theirs = getattr(torch.optim, name)([torch.zeros(2, requires_grad=True)])
@@ -148,6 +168,7 @@ def test_repr_matches_torch(torch: Any, name: str) -> None:
         ("Adagrad", {"lr_decay": 0.1}, 1e-12),
         ("Adadelta", {"weight_decay": 0.1}, 1e-12),
         ("RAdam", {"lr": 0.1}, 1e-12),
+        ("ASGD", {"lr": 0.1, "weight_decay": 0.1, "t0": 1}, 1e-12),
         # PyTorch's differentiable Adam/NAdam take bias corrections from the float32 step
         # count in tensor arithmetic; tensorkit keeps its ordinary float64 formulas.
         ("Adam", {"lr": 0.1, "weight_decay": 0.1}, 1e-4),
@@ -200,7 +221,8 @@ def test_complex_parameters_are_rejected_where_unsupported() -> None:
 @pytest.mark.parametrize(("name", "kwargs"), CASES, ids=CASE_IDS)
 def test_tensor_learning_rate_steps_as_the_float(name: str, kwargs: dict) -> None:
     """PyTorch accepts ``lr`` as a tensor; the steps are those of the same float."""
-    lr = tk.tensor(kwargs.get("lr", 1.0), dtype=tk.float64)
+    default = inspect.signature(getattr(optim, name)).parameters["lr"].default
+    lr = tk.tensor(kwargs.get("lr", default), dtype=tk.float64)
     expected, _ = run(tk, optim, name, kwargs, "float64", range(5))
     got, _ = run(tk, optim, name, {**kwargs, "lr": lr}, "float64", range(5))
     for p, q in zip(got, expected, strict=True):
@@ -399,6 +421,145 @@ def test_step_on_device(device: str) -> None:
         np.testing.assert_allclose(p, q, rtol=1e-5, atol=1e-6)
 
 
+# ------------------------------------------------------------------------------------ hooks
+def step_hook_calls(lib: Any, module: Any) -> list[str]:
+    """The order in which global and per-optimizer step hooks and the step itself run."""
+    calls: list[str] = []
+    w = lib.ones(2, requires_grad=True)
+    opt = module.SGD([w], lr=0.1)
+
+    def closure() -> Any:
+        calls.append("step")
+
+    def hook(label: str) -> Any:
+        return lambda optimizer, args, kwargs: calls.append(label)
+
+    base = importlib.import_module(f"{module.__name__}.optimizer")
+    with (
+        base.register_optimizer_step_pre_hook(hook("global pre")),
+        base.register_optimizer_step_post_hook(hook("global post")),
+    ):
+        opt.register_step_post_hook(hook("post"))
+        opt.register_step_pre_hook(hook("pre"))
+        opt.step(closure)
+    opt.step(closure)  # the global hooks are gone
+    return calls
+
+
+def test_step_hooks_run_in_pytorch_order() -> None:
+    assert step_hook_calls(tk, optim) == [
+        "global pre",
+        "pre",
+        "step",
+        "post",
+        "global post",
+        "pre",
+        "step",
+        "post",
+    ]
+
+
+@pytest.mark.torch
+def test_step_hook_order_matches_torch(torch: Any) -> None:
+    assert step_hook_calls(tk, optim) == step_hook_calls(torch, torch.optim)
+
+
+def test_step_pre_hook_may_replace_the_arguments() -> None:
+    w = tk.ones(2, requires_grad=True)
+    opt = optim.SGD([w], lr=0.5)
+    seen = []
+
+    def swap(optimizer: optim.Optimizer, args: tuple, kwargs: dict) -> tuple:
+        assert optimizer is opt and args[0] is opt
+        return (opt,), {"closure": lambda: 7.0}
+
+    handle = opt.register_step_pre_hook(swap)
+    opt.register_step_post_hook(lambda optimizer, args, kwargs: seen.append((args, kwargs)))
+    w.grad = tk.ones(2)
+    assert opt.step() == 7.0
+    assert seen[0][0] == (opt,) and list(seen[0][1]) == ["closure"]
+    np.testing.assert_allclose(as_numpy(w), [0.5, 0.5])
+    handle.remove()
+    assert opt.step() is None
+    handle.remove()  # a second remove does nothing
+
+
+def test_step_pre_hook_returning_something_else_raises() -> None:
+    opt = optim.SGD([tk.ones(2, requires_grad=True)])
+    opt.register_step_pre_hook(lambda optimizer, args, kwargs: 3)
+    with pytest.raises(RuntimeError) as info:
+        opt.step()
+    assert str(info.value).endswith(
+        " must return None or a tuple of (new_args, new_kwargs), but got 3."
+    )
+
+
+def test_global_step_hooks_see_every_optimizer() -> None:
+    seen = []
+    first = optim.SGD([tk.ones(2, requires_grad=True)])
+    second = optim.Adam([tk.ones(2, requires_grad=True)])
+    with tk.optim.optimizer.register_optimizer_step_post_hook(
+        lambda optimizer, args, kwargs: seen.append(type(optimizer).__name__)
+    ):
+        first.step()
+        second.step()
+    first.step()
+    assert seen == ["SGD", "Adam"]
+
+
+def state_dict_hook_calls(lib: Any, module: Any) -> tuple[list[str], Any]:
+    """The order of state dict hooks (``prepend`` included), and what the hooks' results did."""
+    calls: list[str] = []
+    w = lib.ones(2, requires_grad=True)
+    opt = module.SGD([w], lr=0.1, momentum=0.9)
+    w.grad = lib.ones(2)
+    opt.step()
+
+    def post(optimizer: Any, state_dict: dict) -> dict:
+        calls.append("post")
+        return {**state_dict, "extra": 1}
+
+    def load_pre(optimizer: Any, state_dict: dict) -> dict:
+        calls.append(f"load pre extra={state_dict.pop('extra', None)}")
+        state_dict["param_groups"][0]["lr"] = 0.25
+        return state_dict
+
+    opt.register_state_dict_pre_hook(lambda optimizer: calls.append("pre"))
+    opt.register_state_dict_pre_hook(lambda optimizer: calls.append("pre first"), prepend=True)
+    opt.register_state_dict_post_hook(post)
+    opt.register_state_dict_post_hook(lambda optimizer, sd: calls.append("post first"), True)
+    opt.register_load_state_dict_pre_hook(load_pre)
+    handle = opt.register_load_state_dict_post_hook(
+        lambda optimizer: calls.append(f"load post lr={optimizer.param_groups[0]['lr']}")
+    )
+    saved = opt.state_dict()
+    assert saved["extra"] == 1
+    opt.load_state_dict(saved)
+    assert saved["extra"] == 1  # the hook popped it from a shallow copy
+    handle.remove()
+    opt.load_state_dict(saved)
+    return calls, opt.param_groups[0]["lr"]
+
+
+def test_state_dict_hooks() -> None:
+    calls, lr = state_dict_hook_calls(tk, optim)
+    assert calls == [
+        "pre first",
+        "pre",
+        "post first",
+        "post",
+        "load pre extra=1",
+        "load post lr=0.25",
+        "load pre extra=1",
+    ]
+    assert lr == 0.25
+
+
+@pytest.mark.torch
+def test_state_dict_hooks_match_torch(torch: Any) -> None:
+    assert state_dict_hook_calls(tk, optim) == state_dict_hook_calls(torch, torch.optim)
+
+
 # ----------------------------------------------------------------------------------- errors
 MISUSE = [
     ("SGD", {"lr": -0.1}, ValueError, "Invalid learning rate: -0.1"),
@@ -432,6 +593,17 @@ MISUSE = [
     ("Adamax", {"lr": -1}, ValueError, "Invalid learning rate: -1"),
     ("NAdam", {"momentum_decay": -1}, ValueError, "Invalid momentum_decay value: -1"),
     ("RAdam", {"weight_decay": -0.1}, ValueError, "Invalid weight_decay value: -0.1"),
+    ("Rprop", {"lr": -1}, ValueError, "Invalid learning rate: -1"),
+    ("Rprop", {"etas": (1.0, 1.2)}, ValueError, "Invalid eta values: 1.0, 1.2"),
+    ("Rprop", {"etas": (0.5, 0.9)}, ValueError, "Invalid eta values: 0.5, 0.9"),
+    ("ASGD", {"lr": -0.5}, ValueError, "Invalid learning rate: -0.5"),
+    ("ASGD", {"weight_decay": -1}, ValueError, "Invalid weight_decay value: -1"),
+    ("Adafactor", {"lr": -1}, ValueError, "Learning rate should be >= 0 but is: -1"),
+    ("Adafactor", {"beta2_decay": 0.5}, ValueError, "beta2_decay should be <= 0 but is: 0.5"),
+    ("Adafactor", {"eps": (-1.0, 1e-3)}, ValueError, "epsilon1 should be >= 0 but is: -1.0"),
+    ("Adafactor", {"eps": (None, -0.1)}, ValueError, "epsilon2 should be >= 0 but is: -0.1"),
+    ("Adafactor", {"d": 0.5}, ValueError, "Clipping threshold d should be >= 1 but is: 0.5"),
+    ("Adafactor", {"weight_decay": -0.1}, ValueError, "weight_decay should be >= 0 but is: -0.1"),
 ]
 
 

@@ -8,14 +8,17 @@
 
 from . import lr_scheduler
 from .adadelta import Adadelta
+from .adafactor import Adafactor
 from .adagrad import Adagrad
 from .adam import Adam, AdamW
 from .adamax import Adamax
+from .asgd import ASGD
 from .lbfgs import LBFGS
 from .nadam import NAdam
 from .optimizer import Optimizer
 from .radam import RAdam
 from .rmsprop import RMSprop
+from .rprop import Rprop
 from .sgd import SGD
 
 __all__ = [
@@ -30,5 +33,8 @@ __all__ = [
     "NAdam",
     "RAdam",
     "LBFGS",
+    "Rprop",
+    "ASGD",
+    "Adafactor",
     "lr_scheduler",
 ]

@@ -30,3 +30,22 @@ def common(lr: float, eps: float | None = None, weight_decay: float = 0.0) -> No
     if eps is not None:
         non_negative("epsilon value", eps)
     non_negative("weight_decay value", weight_decay)
+
+
+def etas(values: Sequence[float]) -> None:
+    """Rprop's ``(etaminus, etaplus)`` with ``0 < etaminus < 1 < etaplus``."""
+    if not 0.0 < values[0] < 1.0 < values[1]:
+        raise ValueError(f"Invalid eta values: {values[0]}, {values[1]}")
+
+
+def at_least(label: str, value: float, bound: float) -> None:
+    """``value >= bound``, else ``ValueError("<label> should be >= <bound> but is: <value>")``
+    (Adafactor's wording)."""
+    if not value >= bound:
+        raise ValueError(f"{label} should be >= {bound} but is: {value}")
+
+
+def at_most(label: str, value: float, bound: float) -> None:
+    """``value <= bound``, else ``ValueError("<label> should be <= <bound> but is: <value>")``."""
+    if not value <= bound:
+        raise ValueError(f"{label} should be <= {bound} but is: {value}")

@@ -5,7 +5,7 @@ from __future__ import annotations
 import functools
 import sys
 import warnings
-from collections import defaultdict
+from collections import OrderedDict, defaultdict
 from collections.abc import Callable, Iterable
 from itertools import chain
 from typing import Any, TypeAlias
@@ -15,9 +15,25 @@ from .._dtype import float32, float64, get_default_dtype
 from ..autograd.grad_mode import enable_grad, set_grad_enabled
 from ..ops.creation import tensor, zeros_like
 from ..profiler.profile import record_function
-from ..tensor import Tensor
+from ..tensor import RemovableHandle, Tensor
 
 ParamsT: TypeAlias = Iterable[Tensor] | Iterable[dict[str, Any]] | Iterable[tuple[str, Tensor]]
+
+_global_optimizer_pre_hooks: OrderedDict[int, Callable] = OrderedDict()
+_global_optimizer_post_hooks: OrderedDict[int, Callable] = OrderedDict()
+
+
+def register_optimizer_step_pre_hook(hook: Callable) -> RemovableHandle:
+    """Run ``hook(optimizer, args, kwargs)`` before every optimizer's ``step`` (before the
+    optimizer's own pre hooks); a non-None result ``(new_args, new_kwargs)`` replaces the
+    arguments. ``args`` starts with the optimizer itself, as in PyTorch."""
+    return RemovableHandle(_global_optimizer_pre_hooks, hook)
+
+
+def register_optimizer_step_post_hook(hook: Callable) -> RemovableHandle:
+    """Run ``hook(optimizer, args, kwargs)`` after every optimizer's ``step`` (after the
+    optimizer's own post hooks)."""
+    return RemovableHandle(_global_optimizer_post_hooks, hook)
 
 
 def _profiled(step: Callable) -> Callable:
@@ -33,11 +49,33 @@ def _profiled(step: Callable) -> Callable:
         self._stepping = True
         try:
             with record_function(f"Optimizer.step#{type(self).__name__}.step"):
-                return step(self, *args, **kwargs)
+                return _hooked_step(step, self, (self, *args), kwargs)
         finally:
             self._stepping = False
 
     return labelled
+
+
+def _hooked_step(step: Callable, self: Optimizer, args: tuple, kwargs: dict[str, Any]) -> Any:
+    """``step(*args, **kwargs)`` between the step hooks, in PyTorch's order: global pre hooks,
+    the optimizer's pre hooks, the step, the optimizer's post hooks, global post hooks."""
+    for hook in chain(
+        _global_optimizer_pre_hooks.values(), self._optimizer_step_pre_hooks.values()
+    ):
+        result = hook(self, args, kwargs)
+        if result is None:
+            continue
+        if not (isinstance(result, tuple) and len(result) == 2):
+            raise RuntimeError(
+                f"{step} must return None or a tuple of (new_args, new_kwargs), but got {result}."
+            )
+        args, kwargs = result
+    out = step(*args, **kwargs)
+    for hook in chain(
+        self._optimizer_step_post_hooks.values(), _global_optimizer_post_hooks.values()
+    ):
+        hook(self, args, kwargs)
+    return out
 
 
 class Optimizer:
@@ -67,6 +105,12 @@ class Optimizer:
                 "dicts, but got tensorkit.Tensor"
             )
         self.defaults = defaults
+        self._optimizer_step_pre_hooks: OrderedDict[int, Callable] = OrderedDict()
+        self._optimizer_step_post_hooks: OrderedDict[int, Callable] = OrderedDict()
+        self._optimizer_state_dict_pre_hooks: OrderedDict[int, Callable] = OrderedDict()
+        self._optimizer_state_dict_post_hooks: OrderedDict[int, Callable] = OrderedDict()
+        self._optimizer_load_state_dict_pre_hooks: OrderedDict[int, Callable] = OrderedDict()
+        self._optimizer_load_state_dict_post_hooks: OrderedDict[int, Callable] = OrderedDict()
         self.state: defaultdict[Any, dict[str, Any]] = defaultdict(dict)
         self.param_groups: list[dict[str, Any]] = []
         groups = list(params)
@@ -175,10 +219,54 @@ class Optimizer:
     def _update(self, param: Tensor, grad: Tensor, group: dict[str, Any]) -> None:
         raise NotImplementedError(f"{type(self).__name__} does not implement _update")
 
+    # -------------------------------------------------------------------------- hooks
+    def register_step_pre_hook(self, hook: Callable) -> RemovableHandle:
+        """Run ``hook(optimizer, args, kwargs)`` before ``step`` (``args`` starts with the
+        optimizer); a non-None result ``(new_args, new_kwargs)`` replaces the arguments."""
+        return RemovableHandle(self._optimizer_step_pre_hooks, hook)
+
+    def register_step_post_hook(self, hook: Callable) -> RemovableHandle:
+        """Run ``hook(optimizer, args, kwargs)`` after ``step``."""
+        return RemovableHandle(self._optimizer_step_post_hooks, hook)
+
+    def register_state_dict_pre_hook(
+        self, hook: Callable[[Optimizer], None], prepend: bool = False
+    ) -> RemovableHandle:
+        """Run ``hook(optimizer)`` before ``state_dict`` builds the dict (first of all with
+        ``prepend``)."""
+        return _add_hook(self._optimizer_state_dict_pre_hooks, hook, prepend)
+
+    def register_state_dict_post_hook(
+        self,
+        hook: Callable[[Optimizer, dict[str, Any]], dict[str, Any] | None],
+        prepend: bool = False,
+    ) -> RemovableHandle:
+        """Run ``hook(optimizer, state_dict)`` on the built dict; a non-None result replaces
+        it."""
+        return _add_hook(self._optimizer_state_dict_post_hooks, hook, prepend)
+
+    def register_load_state_dict_pre_hook(
+        self,
+        hook: Callable[[Optimizer, dict[str, Any]], dict[str, Any] | None],
+        prepend: bool = False,
+    ) -> RemovableHandle:
+        """Run ``hook(optimizer, state_dict)`` on (a shallow copy of) the dict being loaded; a
+        non-None result is loaded instead."""
+        return _add_hook(self._optimizer_load_state_dict_pre_hooks, hook, prepend)
+
+    def register_load_state_dict_post_hook(
+        self, hook: Callable[[Optimizer], None], prepend: bool = False
+    ) -> RemovableHandle:
+        """Run ``hook(optimizer)`` after ``load_state_dict`` has loaded the state."""
+        return _add_hook(self._optimizer_load_state_dict_post_hooks, hook, prepend)
+
     # ---------------------------------------------------------------- saving and loading
     def state_dict(self) -> dict[str, Any]:
         """A copy of the state: ``{"state": {index: {...}}, "param_groups": [{..., "params":
-        [indices]}]}``, parameters numbered in group order as PyTorch does."""
+        [indices]}]}``, parameters numbered in group order as PyTorch does. State dict pre
+        and post hooks run around it."""
+        for pre_hook in self._optimizer_state_dict_pre_hooks.values():
+            pre_hook(self)
         index: dict[int, int] = {}
         groups = []
         start = 0
@@ -193,11 +281,22 @@ class Optimizer:
             (index[id(key)] if isinstance(key, Tensor) else key): _copy(value)
             for key, value in self.state.items()
         }
-        return {"state": state, "param_groups": groups}
+        state_dict = {"state": state, "param_groups": groups}
+        for post_hook in self._optimizer_state_dict_post_hooks.values():
+            result = post_hook(self, state_dict)
+            if result is not None:
+                state_dict = result
+        return state_dict
 
     def load_state_dict(self, state_dict: dict[str, Any]) -> None:
         """Load a ``state_dict()``: state tensors are copied, cast to each parameter's dtype
-        (all but ``step``) and moved to its device."""
+        (all but ``step``) and moved to its device. Load state dict pre and post hooks run
+        around it."""
+        state_dict = state_dict.copy()
+        for pre_hook in self._optimizer_load_state_dict_pre_hooks.values():
+            result = pre_hook(self, state_dict)
+            if result is not None:
+                state_dict = result
         saved_groups = state_dict["param_groups"]
         if len(saved_groups) != len(self.param_groups):
             raise ValueError(
@@ -234,6 +333,8 @@ class Optimizer:
             groups.append(new_group)
         self.state = state
         self.param_groups = groups
+        for post_hook in self._optimizer_load_state_dict_post_hooks.values():
+            post_hook(self)
 
 
 def differentiable_copy(tensor: Tensor, group: dict[str, Any]) -> Tensor:
@@ -254,6 +355,14 @@ def step_counter() -> Tensor:
     """A fresh step count: a 0-d CPU tensor of the default float dtype (PyTorch's layout)."""
     dtype = float64 if get_default_dtype() is float64 else float32
     return tensor(0.0, dtype=dtype)
+
+
+def _add_hook(hooks: OrderedDict[int, Callable], hook: Callable, prepend: bool) -> RemovableHandle:
+    """Register ``hook`` last (or first, with ``prepend``) in ``hooks``."""
+    handle = RemovableHandle(hooks, hook)
+    if prepend:
+        hooks.move_to_end(handle.id, last=False)
+    return handle
 
 
 def _user_stacklevel() -> int:
@@ -304,10 +413,10 @@ def _copy(value: Any) -> Any:
     return value
 
 
-# Scalar bookkeeping kept in the step count's dtype, on the CPU. PyTorch exempts only "step"
-# from the cast to the parameter's dtype; keeping NAdam's "mu_product" too makes a resumed run
-# continue exactly as an uninterrupted one.
-_SCALAR_STATE = ("step", "mu_product")
+# Scalar bookkeeping kept in the step count's dtype, where it was saved. PyTorch exempts only "step"
+# from the cast to the parameter's dtype; keeping NAdam's "mu_product" and ASGD's "eta" and "mu"
+# too makes a resumed run continue exactly as an uninterrupted one.
+_SCALAR_STATE = ("step", "mu_product", "eta", "mu")
 
 
 def _cast_state(param: Tensor, key: str, value: Any) -> Any:
