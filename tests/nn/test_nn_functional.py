@@ -527,3 +527,84 @@ def test_pixel_shuffle_errors(call, message):
     with pytest.raises(RuntimeError) as error:
         call()
     assert str(error.value) == message
+
+
+# ---------------------------------------- rrelu, alpha dropout, local response norm, lp pool
+def test_rrelu_eval_matches_torch_and_training_slopes_are_uniform():
+    torch = pytest.importorskip("torch")
+    x = RNG.standard_normal((3, 5))
+    for lower, upper in ((1 / 8, 1 / 3), (0.1, 0.1)):
+        check_torch(
+            lambda a, lo=lower, hi=upper: F.rrelu(a, lo, hi),
+            lambda a, lo=lower, hi=upper: torch.nn.functional.rrelu(a, lo, hi),
+            x,
+        )
+    check_grads(lambda a: F.rrelu(a, 0.1, 0.3), x)
+    tk.manual_seed(0)
+    negative = -tk.rand(200_000, dtype=tk.float64) - 0.5
+    slopes = (F.rrelu(negative, 0.1, 0.3, training=True) / negative).numpy()
+    assert slopes.min() >= 0.1 and slopes.max() <= 0.3
+    assert abs(slopes.mean() - 0.2) < 1e-3 and abs(slopes.var() - 0.2**2 / 12) < 1e-4
+    positive = tk.rand(5) + 0.1
+    assert np.array_equal(F.rrelu(positive, training=True).numpy(), positive.numpy())
+    leaf = tk.tensor(-np.ones(4), requires_grad=True)
+    out = F.rrelu(leaf, 0.1, 0.3, training=True)
+    out.sum().backward()
+    np.testing.assert_allclose(leaf.grad.numpy(), -out.detach().numpy())  # the drawn slopes
+    with pytest.raises(RuntimeError, match="Lower bound should be less than or equal to the upper"):
+        F.rrelu(tk.ones(2), 0.5, 0.1)
+
+
+def test_alpha_dropout_keeps_mean_and_variance():
+    torch = pytest.importorskip("torch")
+    x = RNG.standard_normal((4, 5))
+    check_torch(
+        lambda a: F.alpha_dropout(a, 0.3, training=False),
+        lambda a: torch.nn.functional.alpha_dropout(a, 0.3, training=False),
+        x,
+    )
+    tk.manual_seed(0)
+    big = tk.randn(400_000, dtype=tk.float64)
+    out = F.alpha_dropout(big, 0.2, training=True).numpy()
+    assert abs(out.mean()) < 1e-2 and abs(out.var() - 1.0) < 1e-2
+    a = ((1.7580993408473766**2 * 0.2 + 1) * 0.8) ** -0.5
+    dropped = np.isclose(out, -1.7580993408473766 * a * 0.8, rtol=0, atol=1e-12)
+    assert abs(dropped.mean() - 0.2) < 5e-3
+    assert np.all(F.alpha_dropout(big, 1.0, training=True).numpy() == 0)
+    with pytest.raises(ValueError, match="dropout probability has to be between 0 and 1, but got"):
+        F.alpha_dropout(big, 1.5)
+
+
+@pytest.mark.parametrize("shape", [(2, 6, 5), (2, 5, 3, 4), (1, 4, 2, 3, 2)])
+@pytest.mark.parametrize("size", [1, 2, 3])
+def test_local_response_norm(shape, size):
+    torch = pytest.importorskip("torch")
+    x = RNG.standard_normal(shape)
+    check_torch(
+        lambda a: F.local_response_norm(a, size, alpha=0.3, beta=0.6, k=1.5),
+        lambda a: torch.nn.functional.local_response_norm(a, size, alpha=0.3, beta=0.6, k=1.5),
+        x,
+    )
+    check_grads(lambda a: F.local_response_norm(a, size, alpha=0.3, beta=0.6, k=1.5), x)
+    with pytest.raises(ValueError, match=r"Expected 3D or higher dimensionality input \(got 2"):
+        F.local_response_norm(tk.ones(2, 3), 2)
+
+
+@pytest.mark.parametrize("norm_type", [1.0, 2, 3.0])
+@pytest.mark.parametrize("options", [{}, {"stride": 1}, {"ceil_mode": True, "stride": 2}])
+def test_lp_pool(norm_type, options):
+    torch = pytest.importorskip("torch")
+    tf = torch.nn.functional
+    x1, x2 = RNG.random((2, 3, 7)) + 0.1, RNG.random((2, 3, 5, 7)) + 0.1
+    check_torch(
+        lambda a: F.lp_pool1d(a, norm_type, 3, **options),
+        lambda a: tf.lp_pool1d(a, norm_type, 3, **options),
+        x1,
+    )
+    check_torch(
+        lambda a: F.lp_pool2d(a, norm_type, (3, 2), **options),
+        lambda a: tf.lp_pool2d(a, norm_type, (3, 2), **options),
+        x2,
+    )
+    check_grads(lambda a: F.lp_pool1d(a, norm_type, 3, **options), x1)
+    check_grads(lambda a: F.lp_pool2d(a, norm_type, 2, **options), x2[:1, :2])

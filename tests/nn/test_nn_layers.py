@@ -400,3 +400,50 @@ def test_upsampling_modules_match_torch():
         assert repr(mine) == repr(theirs)
         assert mine.align_corners == theirs.align_corners
         compare_modules(mine, theirs, _f32(2, 3, 4, 3))
+
+
+# ------------------------------------------------------------ rarer layers, PyTorch's reprs
+NEW_LAYERS = [
+    ("RReLU", (0.1, 0.3), (2, 5)),
+    ("AlphaDropout", (0.3,), (2, 5)),
+    ("LocalResponseNorm", (3, 0.2, 0.5, 2.0), (2, 6, 3, 3)),
+    ("Softmax2d", (), (2, 3, 4, 4)),
+    ("Softmax2d", (), (3, 4, 4)),
+    ("LPPool1d", (2, 3, 2), (2, 3, 8)),
+    ("LPPool2d", (1.5, (2, 3), None, True), (2, 3, 5, 7)),
+    ("AdaptiveMaxPool1d", (3,), (2, 3, 8)),
+    ("ConvTranspose3d", (2, 3, (2, 3, 2), (2, 1, 1), 1), (2, 2, 3, 4, 3)),
+    ("ConvTranspose3d", ((2, 4, 3), {"groups": 2, "bias": False, "dilation": 2}), (1, 2, 3, 3, 3)),
+]
+
+
+@pytest.mark.parametrize("name, args, shape", NEW_LAYERS)
+def test_new_layers_match_torch_in_eval(name, args, shape):
+    torch = _torch()
+    args, kwargs = args if len(args) == 2 and isinstance(args[1], dict) else (args, {})
+    mine, theirs = getattr(nn, name)(*args, **kwargs), getattr(torch.nn, name)(*args, **kwargs)
+    assert repr(mine) == repr(theirs)
+    x = RNG.random(shape).astype(np.float32) + (0.1 if name.startswith("LP") else -0.5)
+    compare_modules(mine.eval(), theirs.eval(), x, atol=1e-5)
+
+
+def test_new_layers_training_and_errors():
+    tk.manual_seed(0)
+    x = tk.randn(1000, 100)
+    out = nn.AlphaDropout(0.5)(x)
+    assert abs(out.mean().item()) < 0.02 and abs(out.var().item() - 1) < 0.02
+    negative = -tk.rand(1000) - 1
+    slopes = (nn.RReLU(0.2, 0.4)(negative) / negative).numpy()
+    assert slopes.min() >= 0.2 and slopes.max() <= 0.4 and len(np.unique(slopes)) > 900
+    assert (
+        repr(nn.RReLU(inplace=True)) == "RReLU(lower=0.125, upper=0.3333333333333333, inplace=True)"
+    )
+    y = tk.tensor([-2.0, 1.0])
+    assert nn.RReLU(0.25, 0.25, inplace=True)(y) is y and y.tolist() == [-0.5, 1.0]
+    with pytest.raises(ValueError, match="Softmax2d: expected input to be 3D or 4D, got 2D"):
+        nn.Softmax2d()(tk.ones(2, 3))
+    with pytest.raises(ValueError, match="dropout probability has to be between 0 and 1"):
+        nn.AlphaDropout(-0.1)
+    layer = nn.AdaptiveMaxPool1d(2, return_indices=True)
+    _, indices = layer(tk.tensor([[[1.0, 3.0, 2.0, 0.0]]]))
+    assert indices.tolist() == [[[1, 2]]]

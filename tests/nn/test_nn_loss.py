@@ -456,3 +456,189 @@ def test_loss_module_buffers_and_legacy_arguments():
     assert nn.BCEWithLogitsLoss(pos_weight=tk.ones(2)).state_dict()["pos_weight"].shape == (2,)
     with pytest.warns(UserWarning, match="size_average and reduce args will be deprecated"):
         assert nn.MSELoss(reduce=False).reduction == "none"
+
+
+# -------------------------------------------------------- triplet, likelihoods, multi-class
+@pytest.mark.parametrize("reduction", REDUCTIONS)
+@pytest.mark.parametrize("options", [{}, {"p": 1.0, "margin": 0.5}, {"swap": True}])
+def test_triplet_margin_loss(reduction, options):
+    torch = _torch()
+    a, p, n = (RNG.standard_normal((5, 3)) for _ in range(3))
+    check_torch(
+        lambda *t: F.triplet_margin_loss(*t, reduction=reduction, **options),
+        lambda *t: torch.nn.functional.triplet_margin_loss(*t, reduction=reduction, **options),
+        a,
+        p,
+        n,
+    )
+    check_grads(lambda *t: F.triplet_margin_loss(*t, **options), a, p, n)
+
+
+@pytest.mark.parametrize("reduction", REDUCTIONS)
+@pytest.mark.parametrize("log_input", [True, False])
+@pytest.mark.parametrize("full", [False, True])
+def test_poisson_nll_loss(reduction, log_input, full):
+    torch = _torch()
+    x = RNG.standard_normal((3, 4)) if log_input else RNG.random((3, 4)) + 0.1
+    target = RNG.integers(0, 4, (3, 4)).astype(np.float64)
+    options = {"log_input": log_input, "full": full, "reduction": reduction}
+    check_torch(
+        lambda a, b: F.poisson_nll_loss(a, b, **options),
+        lambda a, b: torch.nn.functional.poisson_nll_loss(a, b, **options),
+        x,
+        target,
+        grad=not full,  # torch's target gradient of Stirling's masked term is nan at 0
+    )
+    check_torch(
+        lambda a: F.poisson_nll_loss(a, tk.tensor(target), **options),
+        lambda a: torch.nn.functional.poisson_nll_loss(a, torch.tensor(target), **options),
+        x,
+    )
+    check_grads(lambda a: F.poisson_nll_loss(a, tk.tensor(target), **options), x)
+
+
+@pytest.mark.parametrize("reduction", REDUCTIONS)
+@pytest.mark.parametrize("var_shape", [(4, 3), (4,), (4, 1), "float"])
+def test_gaussian_nll_loss(reduction, var_shape):
+    torch = _torch()
+    x, y = RNG.standard_normal((4, 3)), RNG.standard_normal((4, 3))
+    if var_shape == "float":
+        check_torch(
+            lambda a, b: F.gaussian_nll_loss(a, b, 0.7, full=True, reduction=reduction),
+            lambda a, b: torch.nn.functional.gaussian_nll_loss(
+                a, b, 0.7, full=True, reduction=reduction
+            ),
+            x,
+            y,
+        )
+        return
+    var = RNG.random(var_shape) + 0.1
+    var.flat[0] = 1e-9  # clamped at eps, gradient passes as if not
+    check_torch(
+        lambda *t: F.gaussian_nll_loss(*t, reduction=reduction),
+        lambda *t: torch.nn.functional.gaussian_nll_loss(*t, reduction=reduction),
+        x,
+        y,
+        var,
+    )
+    check_grads(F.gaussian_nll_loss, x, y, RNG.random(var_shape) + 0.5)
+
+
+@pytest.mark.parametrize("reduction", REDUCTIONS)
+@pytest.mark.parametrize("weighted", [False, True])
+def test_multilabel_soft_margin_loss(reduction, weighted):
+    torch = _torch()
+    x, target = RNG.standard_normal((3, 4)), RNG.integers(0, 2, (3, 4)).astype(np.float64)
+    weight = RNG.random(4) + 0.5 if weighted else None
+
+    def run(fn, lib):
+        w = None if weight is None else lib.tensor(weight)
+        return lambda a, b: fn(a, b, w, reduction=reduction)
+
+    check_torch(
+        run(F.multilabel_soft_margin_loss, tk),
+        run(torch.nn.functional.multilabel_soft_margin_loss, torch),
+        x,
+        target,
+    )
+    check_grads(run(F.multilabel_soft_margin_loss, tk), x, target)
+
+
+@pytest.mark.parametrize("reduction", REDUCTIONS)
+@pytest.mark.parametrize("p", [1, 2])
+@pytest.mark.parametrize("weighted", [False, True])
+def test_multi_margin_loss(reduction, p, weighted):
+    torch = _torch()
+    x, target = RNG.standard_normal((5, 4)), np.array([0, 3, 1, 1, 2])
+    weight = RNG.random(4) + 0.5 if weighted else None
+
+    def run(fn, lib):
+        w = None if weight is None else lib.tensor(weight)
+        return lambda a, t: fn(a, t, p, 0.8, w, reduction=reduction)
+
+    check_torch(
+        run(F.multi_margin_loss, tk), run(torch.nn.functional.multi_margin_loss, torch), x, target
+    )
+    for t in (np.array([2]), np.array(2)):  # one sample: target of shape (1,) or ()
+        check_torch(
+            run(F.multi_margin_loss, tk),
+            run(torch.nn.functional.multi_margin_loss, torch),
+            x[0],
+            t,
+        )
+    check_grads(lambda a: run(F.multi_margin_loss, tk)(a, tk.tensor(target)), x)
+
+
+@pytest.mark.parametrize("reduction", REDUCTIONS)
+def test_multilabel_margin_loss(reduction):
+    torch = _torch()
+    x = RNG.standard_normal((3, 4))
+    target = np.array([[3, 0, -1, 1], [1, 1, 2, -1], [0, 1, 2, 3]])  # a repeat; all labels
+    check_torch(
+        lambda a, t: F.multilabel_margin_loss(a, t, reduction=reduction),
+        lambda a, t: torch.nn.functional.multilabel_margin_loss(a, t, reduction=reduction),
+        x,
+        target,
+    )
+    check_torch(
+        lambda a, t: F.multilabel_margin_loss(a, t, reduction=reduction),
+        lambda a, t: torch.nn.functional.multilabel_margin_loss(a, t, reduction=reduction),
+        x[0],
+        target[0],
+    )
+    check_grads(lambda a: F.multilabel_margin_loss(a, tk.tensor(target)), x)
+
+
+def test_new_loss_errors():
+    x = tk.randn(2, 4)
+    with pytest.raises(RuntimeError, match="anchor 2D, positive 1D, and negative 2D inputs"):
+        F.triplet_margin_loss(x, tk.randn(4), x)
+    with pytest.raises(ValueError, match="expected margin to be greater than 0, got 0"):
+        nn.TripletMarginLoss(margin=0)
+    with pytest.raises(ValueError, match="var has negative entry/entries"):
+        F.gaussian_nll_loss(x, x, -1.0)
+    with pytest.raises(ValueError, match="var has negative entry/entries"):
+        F.gaussian_nll_loss(x, x, -tk.ones(2, 4))
+    with pytest.raises(ValueError, match="var is of incorrect size"):
+        F.gaussian_nll_loss(x, x, tk.ones(3))
+    with pytest.raises(ValueError, match="avg is not valid"):
+        F.gaussian_nll_loss(x, x, tk.ones(2, 4), reduction="avg")
+    with pytest.raises(ValueError, match="only p == 1 and p == 2 supported"):
+        F.multi_margin_loss(x, tk.tensor([0, 1]), p=3)
+    with pytest.raises(ValueError, match="only p == 1 and p == 2 supported"):
+        nn.MultiMarginLoss(p=3)
+    with pytest.raises(ValueError, match="expected weight to be None or 1D tensor, got 2D"):
+        nn.MultiMarginLoss(weight=tk.ones(1, 4))
+    with pytest.raises(RuntimeError, match="target out of range"):
+        F.multi_margin_loss(x, tk.tensor([0, 4]))
+    with pytest.raises(RuntimeError, match=r"Expected target size \[2\], but got \[3\]"):
+        F.multi_margin_loss(x, tk.tensor([0, 1, 1]))
+    with pytest.raises(RuntimeError, match=r"inconsistent weight size, expected 4 but got \[3\]"):
+        F.multi_margin_loss(x, tk.tensor([0, 1]), weight=tk.ones(3))
+    with pytest.raises(RuntimeError, match=r"Expected non-empty vector or matrix"):
+        F.multi_margin_loss(tk.randn(2, 3, 4), tk.tensor([0, 1]))
+    with pytest.raises(RuntimeError, match=r"inconsistent target size: \[2\] for input"):
+        F.multilabel_margin_loss(x, tk.tensor([0, 1]))
+    with pytest.raises(RuntimeError, match="argument #2 'target' is out of range"):
+        F.multilabel_margin_loss(x, tk.tensor([[0, 7, -1, 1], [0, -1, 0, 0]]))
+
+
+def test_new_loss_modules_match_torch():
+    torch = _torch()
+    x, y = RNG.standard_normal((3, 4)), RNG.random((3, 4))
+    labels, classes = np.array([0, 3, 1]), np.array([[3, -1, 0, 0], [1, 2, -1, 0], [0, 1, 2, 3]])
+    weight = np.array([0.5, 1.0, 2.0, 1.5])
+    cases = [
+        ("TripletMarginLoss", {"margin": 0.5, "swap": True}, (x, y, y[::-1].copy())),
+        ("PoissonNLLLoss", {"log_input": False, "full": True}, (y + 0.1, y * 3)),
+        ("GaussianNLLLoss", {"full": True, "reduction": "sum"}, (x, x[::-1].copy(), y + 0.1)),
+        ("MultiLabelSoftMarginLoss", {"weight": weight}, (x, y.round())),
+        ("MultiMarginLoss", {"p": 2, "margin": 0.5, "weight": weight}, (x, labels)),
+        ("MultiLabelMarginLoss", {"reduction": "none"}, (x, classes)),
+    ]
+    for name, kwargs, arrays in cases:
+        mine = {k: tk.tensor(v) if isinstance(v, np.ndarray) else v for k, v in kwargs.items()}
+        theirs = {k: torch.tensor(v) if isinstance(v, np.ndarray) else v for k, v in kwargs.items()}
+        check_torch(getattr(nn, name)(**mine), getattr(torch.nn, name)(**theirs), *arrays)
+        assert repr(getattr(nn, name)(**mine)) == repr(getattr(torch.nn, name)(**theirs))
+    assert [n for n, _ in nn.MultiMarginLoss(weight=tk.ones(4)).named_buffers()] == ["weight"]

@@ -18,6 +18,7 @@ from ...ops import unary
 from ...ops._apply import SAVE_OUTPUT, OpDef, apply, same_real_float
 from ...ops.binary import where
 from ...ops.reduction import logsumexp
+from ...random import rand_like
 from ...tensor import Tensor, normalize_dim
 from ._inplace import maybe_inplace
 
@@ -30,6 +31,7 @@ __all__ = [
     "selu",
     "celu",
     "leaky_relu",
+    "rrelu",
     "prelu",
     "glu",
     "gelu",
@@ -101,6 +103,27 @@ def leaky_relu(input: Tensor, negative_slope: float = 0.01, inplace: bool = Fals
     return maybe_inplace(
         input, inplace, "leaky_relu_", lambda x: where(x > 0, x, x * negative_slope)
     )
+
+
+def rrelu(
+    input: Tensor,
+    lower: float = 1.0 / 8,
+    upper: float = 1.0 / 3,
+    training: bool = False,
+    inplace: bool = False,
+) -> Tensor:
+    """Leaky ReLU whose negative slope is drawn from U(lower, upper) per element in training,
+    and is ``(lower + upper) / 2`` otherwise."""
+    if lower > upper:
+        raise RuntimeError("Lower bound should be less than or equal to the upper bound")
+    if not training:
+        return leaky_relu(input, (lower + upper) / 2, inplace)
+
+    def randomized(x: Tensor) -> Tensor:
+        slope = rand_like(x.detach()) * (upper - lower) + lower
+        return where(x > 0, x, x * slope)
+
+    return maybe_inplace(input, inplace, "rrelu_", randomized)
 
 
 def prelu(input: Tensor, weight: Tensor) -> Tensor:

@@ -12,7 +12,7 @@ from ...random import bernoulli
 from ...tensor import Tensor
 from ._inplace import maybe_inplace
 
-__all__ = ["dropout", "dropout1d", "dropout2d", "dropout3d"]
+__all__ = ["dropout", "dropout1d", "dropout2d", "dropout3d", "alpha_dropout"]
 
 
 def _check_p(p: float) -> None:
@@ -89,3 +89,26 @@ def dropout3d(
     """Zero whole channels of (N, C, D, H, W) or (C, D, H, W) inputs."""
     _check_dims("dropout3d", input, 5)
     return _feature_dropout(input, p, training, inplace, 3, "dropout3d")
+
+
+_SELU_NEGATIVE = 1.7580993408473766  # SELU's limit for -inf: scale * alpha
+
+
+def alpha_dropout(
+    input: Tensor, p: float = 0.5, training: bool = False, inplace: bool = False
+) -> Tensor:
+    """Set each element to SELU's negative saturation with probability ``p``, then scale and
+    shift so that a zero-mean unit-variance input keeps its mean and variance."""
+    _check_p(p)
+    if not training or p == 0.0 or input.numel() == 0:
+        return input
+
+    def drop(x: Tensor) -> Tensor:
+        if p == 1.0:
+            return x * 0.0
+        keep = bernoulli(x.detach().new_empty(tuple(x.shape)), 1.0 - p)
+        a = 1.0 / ((_SELU_NEGATIVE**2 * p + 1) * (1 - p)) ** 0.5
+        shift = (keep - 1) * (_SELU_NEGATIVE * a) + _SELU_NEGATIVE * a * p
+        return x * (keep * a) + shift
+
+    return maybe_inplace(input, inplace, "alpha_dropout_", drop)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 import warnings
 from collections.abc import Callable
 from typing import Any
@@ -14,6 +15,7 @@ from ...tensor import Tensor, wrap
 from ._names import type_name
 from ._reduction import check_reduction, reduce_loss, resolve
 from .activation import log_softmax, logsigmoid
+from .distance import pairwise_distance
 
 __all__ = [
     "l1_loss",
@@ -29,6 +31,12 @@ __all__ = [
     "margin_ranking_loss",
     "soft_margin_loss",
     "hinge_embedding_loss",
+    "triplet_margin_loss",
+    "poisson_nll_loss",
+    "gaussian_nll_loss",
+    "multilabel_soft_margin_loss",
+    "multi_margin_loss",
+    "multilabel_margin_loss",
 ]
 
 
@@ -466,4 +474,214 @@ def hinge_embedding_loss(
     """``input`` where target is 1, ``max(0, margin - input)`` where it is -1."""
     reduction = resolve(size_average, reduce, reduction)
     loss = where(target != -1, input, 0.0) + where(target != 1, (margin - input).clamp(min=0), 0.0)
+    return reduce_loss(loss, reduction)
+
+
+def triplet_margin_loss(
+    anchor: Tensor,
+    positive: Tensor,
+    negative: Tensor,
+    margin: float = 1.0,
+    p: float = 2,
+    eps: float = 1e-6,
+    swap: bool = False,
+    size_average: bool | None = None,
+    reduce: bool | None = None,
+    reduction: str = "mean",
+) -> Tensor:
+    """``max(0, margin + d(a, p) - d(a, n))`` with ``d`` the pairwise ``p``-distance; ``swap``
+    takes the smaller of ``d(a, n)`` and ``d(p, n)``."""
+    reduction = resolve(size_average, reduce, reduction)
+    a_dim, p_dim, n_dim = anchor.ndim, positive.ndim, negative.ndim
+    if not a_dim == p_dim == n_dim:
+        raise RuntimeError(
+            "The anchor, positive, and negative tensors are expected to have the same number "
+            f"of dimensions, but got: anchor {a_dim}D, positive {p_dim}D, and negative "
+            f"{n_dim}D inputs"
+        )
+    dist_pos = pairwise_distance(anchor, positive, p, eps)
+    dist_neg = pairwise_distance(anchor, negative, p, eps)
+    if swap:
+        dist_swap = pairwise_distance(positive, negative, p, eps)
+        dist_neg = where(dist_swap < dist_neg, dist_swap, dist_neg)
+    return reduce_loss((margin + dist_pos - dist_neg).clamp(min=0), reduction)
+
+
+# ------------------------------------------------------------- likelihoods
+def poisson_nll_loss(
+    input: Tensor,
+    target: Tensor,
+    log_input: bool = True,
+    full: bool = False,
+    size_average: bool | None = None,
+    eps: float = 1e-8,
+    reduce: bool | None = None,
+    reduction: str = "mean",
+) -> Tensor:
+    """``exp(input) - target * input`` (``log_input``) or ``input - target * log(input + eps)``;
+    ``full`` adds Stirling's term where ``target > 1``."""
+    reduction = resolve(size_average, reduce, reduction)
+    if log_input:
+        loss = input.exp() - target * input
+    else:
+        loss = input - target * (input + eps).log()
+    if full:
+        big = target > 1
+        safe = where(big, target, 1.0)
+        stirling = safe * safe.log() - safe + 0.5 * (2 * math.pi * safe).log()
+        loss = loss + where(big, stirling, 0.0)
+    return reduce_loss(loss, reduction)
+
+
+def _gaussian_var(input: Tensor, var: Tensor | float) -> Tensor:
+    """``var`` checked and shaped to broadcast against ``input`` (PyTorch's rules)."""
+    if isinstance(var, int | float):
+        if var < 0:
+            raise ValueError("var has negative entry/entries")
+        return input.detach() * 0 + float(var)
+    if bool((var < 0).any()):
+        raise ValueError("var has negative entry/entries")
+    if var.shape == input.shape:
+        return var
+    if tuple(input.shape[:-1]) == tuple(var.shape):
+        return var.unsqueeze(-1)
+    mismatched = [v for i, v in zip(input.shape, var.shape, strict=False) if i != v]
+    if input.ndim == var.ndim and sum(mismatched) == 1:
+        return var
+    raise ValueError("var is of incorrect size")
+
+
+def gaussian_nll_loss(
+    input: Tensor,
+    target: Tensor,
+    var: Tensor | float,
+    full: bool = False,
+    eps: float = 1e-6,
+    reduction: str = "mean",
+) -> Tensor:
+    """``0.5 (log(var) + (input - target)^2 / var)``; ``var`` is clamped at ``eps`` outside the
+    graph (its gradient passes as if unclamped, as in PyTorch)."""
+    var = _gaussian_var(input, var)
+    if reduction not in ("none", "mean", "sum"):
+        raise ValueError(reduction + " is not valid")
+    var = var + (var.clamp(min=eps) - var).detach()
+    loss = 0.5 * (var.log() + (input - target) ** 2 / var)
+    if full:
+        loss = loss + 0.5 * math.log(2 * math.pi)
+    return reduce_loss(loss, reduction)
+
+
+# ------------------------------------------------------------ multi-class margins
+def multilabel_soft_margin_loss(
+    input: Tensor,
+    target: Tensor,
+    weight: Tensor | None = None,
+    size_average: bool | None = None,
+    reduce: bool | None = None,
+    reduction: str = "mean",
+) -> Tensor:
+    """Binary logistic loss per class, averaged over the classes (the last dim)."""
+    if size_average is not None or reduce is not None:
+        reduction = resolve(size_average, reduce, reduction)
+    loss = -(target * logsigmoid(input) + (1 - target) * logsigmoid(-input))
+    if weight is not None:
+        loss = loss * weight
+    class_dim = input.ndim - 1
+    loss = loss.sum(class_dim) / input.shape[class_dim]
+    if reduction not in ("none", "mean", "sum"):
+        raise ValueError(reduction + " is not valid")
+    return reduce_loss(loss, reduction)
+
+
+def _margin_frames(input: Tensor) -> tuple[int, int]:
+    if input.ndim > 2 or (input.ndim >= 1 and input.shape[-1] == 0):
+        raise RuntimeError(
+            "Expected non-empty vector or matrix with optional 0-dim batch size, but got: "
+            f"{list(input.shape)}"
+        )
+    if input.ndim <= 1:
+        return 1, 1 if input.ndim == 0 else input.shape[0]
+    return input.shape[0], input.shape[1]
+
+
+def multi_margin_loss(
+    input: Tensor,
+    target: Tensor,
+    p: int = 1,
+    margin: float = 1.0,
+    weight: Tensor | None = None,
+    size_average: bool | None = None,
+    reduce: bool | None = None,
+    reduction: str = "mean",
+) -> Tensor:
+    """``sum_{j != y} w[y] max(0, margin - x[y] + x[j])^p / C`` per sample."""
+    reduction = resolve(size_average, reduce, reduction)
+    if p not in (1, 2):
+        raise ValueError("only p == 1 and p == 2 supported")
+    if weight is not None and weight.ndim != 1:
+        raise ValueError("weight must be one-dimensional")
+    frames, classes = _margin_frames(input)
+    if target.ndim > 1 or target.numel() != frames:
+        raise RuntimeError(
+            "multi_margin_loss: target tensor should be 1-D with size equal to the number of "
+            f"input samples (batch size). Expected target size [{frames}], but got "
+            f"{list(target.shape)}. Input has shape {list(input.shape)}."
+        )
+    if weight is not None and weight.numel() != classes:
+        raise RuntimeError(
+            f"inconsistent weight size, expected {classes} but got {list(weight.shape)}"
+        )
+    xp = target.device.xp
+    labels = target._data.reshape(frames).astype(xp.int64)
+    if bool(((labels < 0) | (labels >= classes)).any()):
+        raise RuntimeError("target out of range")
+    x = input.reshape(frames, classes)
+    index = wrap(labels, target.device)
+    picked = x.gather(1, index.unsqueeze(1))
+    terms = (margin - picked + x).clamp(min=0)
+    if p == 2:
+        terms = terms * terms
+    if weight is not None:
+        terms = terms * weight.to(input.dtype)[index].unsqueeze(1)
+    other = wrap(xp.arange(classes)[None, :] != labels[:, None], target.device)
+    loss = where(other, terms, 0.0).sum(1) / classes
+    if reduction == "none" and target.ndim == 0:
+        loss = loss.reshape(())
+    return reduce_loss(loss, reduction)
+
+
+def multilabel_margin_loss(
+    input: Tensor,
+    target: Tensor,
+    size_average: bool | None = None,
+    reduce: bool | None = None,
+    reduction: str = "mean",
+) -> Tensor:
+    """``sum_{j, k} max(0, 1 - (x[y_j] - x[k])) / C`` over the labels ``y_j`` (the target row up
+    to its first -1) and the classes ``k`` that are not labels."""
+    reduction = resolve(size_average, reduce, reduction)
+    frames, classes = _margin_frames(input)
+    if input.ndim <= 1:
+        good = target.ndim <= 1 and target.numel() == classes
+    else:
+        good = target.shape == input.shape
+    if not good:
+        raise RuntimeError(
+            f"inconsistent target size: {list(target.shape)} for input of size: {list(input.shape)}"
+        )
+    xp = target.device.xp
+    labels = target._data.reshape(frames, classes).astype(xp.int64)
+    counted = xp.cumprod(labels >= 0, axis=1).astype(bool)  # labels before the first -1
+    if bool(((labels < -1) | (labels >= classes)).any()):
+        raise RuntimeError("argument #2 'target' is out of range")
+    safe = xp.where(counted, labels, 0)
+    hits = (safe[:, :, None] == xp.arange(classes)) & counted[:, :, None]
+    is_label = hits.any(axis=1)
+    x = input.reshape(frames, classes)
+    picked = x.gather(1, wrap(safe, target.device))  # (frames, classes): x[y_j]
+    terms = (1 - picked.unsqueeze(2) + x.unsqueeze(1)).clamp(min=0)
+    mask = counted[:, :, None] & ~is_label[:, None, :]
+    loss = where(wrap(mask, target.device), terms, 0.0).sum((1, 2)) / classes
+    if input.ndim <= 1:
+        loss = loss.reshape(())
     return reduce_loss(loss, reduction)

@@ -16,6 +16,7 @@ from ..._dtype import float32, float64
 from ...autograd.grad_mode import no_grad
 from ...ops._apply import SAVE_OUTPUT, OpDef, apply, same_real_float
 from ...tensor import Tensor
+from .conv import pad
 
 __all__ = [
     "batch_norm",
@@ -24,6 +25,7 @@ __all__ = [
     "group_norm",
     "rms_norm",
     "normalize",
+    "local_response_norm",
 ]
 
 
@@ -273,3 +275,25 @@ def normalize(input: Tensor, p: float = 2.0, dim: int = 1, eps: float = 1e-12) -
     """``input`` divided by its ``p``-norm along ``dim`` (at least ``eps``)."""
     norm = input.norm(p, dim, keepdim=True).clamp(min=eps)
     return input / norm.expand_as(input)
+
+
+def local_response_norm(
+    input: Tensor, size: int, alpha: float = 1e-4, beta: float = 0.75, k: float = 1.0
+) -> Tensor:
+    """``x / (k + alpha * mean of x^2 over ``size`` neighbouring channels)^beta`` (channels on
+    dim 1, zero-padded at the ends)."""
+    if input.ndim < 3:
+        raise ValueError(
+            f"Expected 3D or higher dimensionality input (got {input.ndim} dimensions)"
+        )
+    if input.numel() == 0:
+        return input
+    squares = input * input
+    pads = [0, 0] * (input.ndim - 2) + [size // 2, (size - 1) // 2]
+    padded = pad(squares, pads)
+    channels = input.shape[1]
+    total = padded.narrow(1, 0, channels)
+    for offset in range(1, size):
+        total = total + padded.narrow(1, offset, channels)
+    div = (total / size * alpha + k) ** beta
+    return input / div

@@ -28,6 +28,8 @@ __all__ = [
     "avg_pool1d",
     "avg_pool2d",
     "interpolate",
+    "lp_pool1d",
+    "lp_pool2d",
     "max_pool1d",
     "max_pool2d",
 ]
@@ -626,3 +628,24 @@ def interpolate(
             )
             out = resample(out, axis, index, weight)
     return out
+
+
+def _lp_root(out: Tensor, norm_type: float, window: int) -> Tensor:
+    return (out.sign() * out.abs().relu() * window) ** (1.0 / norm_type)
+
+
+def lp_pool1d(
+    input: Tensor, norm_type: float, kernel_size: int, stride: Any = None, ceil_mode: bool = False
+) -> Tensor:
+    """``(sum over each window of x^p)^(1/p)`` of (N, C, L) or (C, L) ``input``."""
+    out = avg_pool1d(input**norm_type, kernel_size, stride, 0, ceil_mode)
+    return _lp_root(out, norm_type, kernel_size)
+
+
+def lp_pool2d(
+    input: Tensor, norm_type: float, kernel_size: Any, stride: Any = None, ceil_mode: bool = False
+) -> Tensor:
+    """``(sum over each window of x^p)^(1/p)`` of (N, C, H, W) or (C, H, W) ``input``."""
+    kh, kw = ntuple(kernel_size, 2, "kernel_size")
+    out = avg_pool2d(input**norm_type, kernel_size, stride, 0, ceil_mode)
+    return _lp_root(out, norm_type, kh * kw)

@@ -28,9 +28,11 @@ __all__ = [
     "PReLU",
     "ReLU",
     "ReLU6",
+    "RReLU",
     "SiLU",
     "Sigmoid",
     "Softmax",
+    "Softmax2d",
     "Softmin",
     "Softplus",
     "Softshrink",
@@ -228,6 +230,34 @@ class _DimActivation(Module):
 class Softmax(_DimActivation):
     def forward(self, input: Tensor) -> Tensor:
         return F.softmax(input, self.dim)
+
+
+class RReLU(Module):
+    """Leaky ReLU with a random negative slope from U(lower, upper) in training."""
+
+    def __init__(
+        self, lower: float = 1.0 / 8, upper: float = 1.0 / 3, inplace: bool = False
+    ) -> None:
+        super().__init__()
+        self.lower = lower
+        self.upper = upper
+        self.inplace = inplace
+
+    def forward(self, input: Tensor) -> Tensor:
+        return F.rrelu(input, self.lower, self.upper, self.training, self.inplace)
+
+    def extra_repr(self) -> str:
+        inplace_str = ", inplace=True" if self.inplace else ""
+        return f"lower={self.lower}, upper={self.upper}{inplace_str}"
+
+
+class Softmax2d(Module):
+    """Softmax over the channels of (N, C, H, W) or (C, H, W) input."""
+
+    def forward(self, input: Tensor) -> Tensor:
+        if input.ndim not in (3, 4):
+            raise ValueError(f"Softmax2d: expected input to be 3D or 4D, got {input.ndim}D instead")
+        return F.softmax(input, -3)
 
 
 class LogSoftmax(_DimActivation):

@@ -15,7 +15,14 @@ from ..functional.conv import transposed_size
 from ..parameter import Parameter
 from .module import Module
 
-__all__ = ["Conv1d", "Conv2d", "Conv3d", "ConvTranspose1d", "ConvTranspose2d"]
+__all__ = [
+    "Conv1d",
+    "Conv2d",
+    "Conv3d",
+    "ConvTranspose1d",
+    "ConvTranspose2d",
+    "ConvTranspose3d",
+]
 
 _PADDING_MODES = ("zeros", "reflect", "replicate", "circular")
 
@@ -288,3 +295,10 @@ class ConvTranspose2d(_ConvTranspose):
 
     _dims = 2
     _functional = staticmethod(F.conv_transpose2d)
+
+
+class ConvTranspose3d(_ConvTranspose):
+    """3-D transposed convolution (the gradient of Conv3d with respect to its input)."""
+
+    _dims = 3
+    _functional = staticmethod(F.conv_transpose3d)

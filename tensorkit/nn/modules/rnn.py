@@ -3,6 +3,10 @@
 A layer projects its whole input sequence with one matmul, then loops over the time steps in
 Python with one matmul per step for all the gates (``h @ W_hh^T``). Gradients come from the
 ops' own rules. Gate order and formulas are PyTorch's (LSTM: i, f, g, o; GRU: r, z, n).
+
+A ``PackedSequence`` input runs the same loop on its steps, each ``batch_sizes[t]`` rows: going
+forward, the sequences that end leave their final state behind as the batch shrinks; going
+backward, the sequences that start join with their initial state as it grows.
 """
 
 from __future__ import annotations
@@ -19,6 +23,7 @@ from ...tensor import Tensor
 from .. import functional as F  # noqa: N812
 from .. import init
 from ..parameter import Parameter
+from ..utils.rnn import PackedSequence
 from .module import Module
 
 __all__ = ["GRU", "LSTM", "RNN", "GRUCell", "LSTMCell", "RNNBase", "RNNCell", "RNNCellBase"]
@@ -199,7 +204,7 @@ class RNNBase(Module):
             )
         return input.ndim == 3
 
-    def _check_input(self, input: Tensor) -> None:
+    def _check_input(self, input: Tensor, dims: int = 3) -> None:
         weight = self.weight_ih_l0
         if input.dtype != weight.dtype:
             raise ValueError(
@@ -207,15 +212,17 @@ class RNNBase(Module):
                 f"Convert input: input.to({weight.dtype}), or convert model: "
                 f"model.to({input.dtype})"
             )
+        if input.ndim != dims:
+            raise RuntimeError(f"input must have {dims} dimensions, got {input.ndim}")
         if input.shape[-1] != self.input_size:
             raise RuntimeError(
                 "input.size(-1) must be equal to input_size. Expected "
                 f"{self.input_size}, got {input.shape[-1]}"
             )
 
-    def _initial_states(self, input: Tensor, states: State | None) -> State:
+    def _initial_states(self, input: Tensor, batch: int, states: State | None) -> State:
         """The given (time-major, batched) states after size checks, or zeros."""
-        rows, batch = self.num_layers * self._num_directions, input.shape[1]
+        rows = self.num_layers * self._num_directions
         expected = [(rows, batch, self._output_size)]
         if self.mode == "LSTM":
             expected.append((rows, batch, self.hidden_size))
@@ -237,13 +244,31 @@ class RNNBase(Module):
         elif self.batch_first:
             x = x.transpose(0, 1)
         self._check_input(x)
-        output, finals = self._layers(x, self._initial_states(x, states))
+        output, finals = self._layers(x, self._initial_states(x, x.shape[1], states))
         if not batched:
             return output.squeeze(1), tuple(f.squeeze(1) for f in finals)
         return (output.transpose(0, 1) if self.batch_first else output), finals
 
-    def _layers(self, x: Tensor, states: State) -> tuple[Tensor, State]:
-        """Time-major ``x`` (T, N, F) through all layers; dropout between layers in training."""
+    def _run_packed(
+        self, input: PackedSequence, states: State | None
+    ) -> tuple[PackedSequence, State]:
+        """Run every layer over a packed batch; the given states and the final ones are in
+        the caller's batch order (the packed steps are sorted longest first)."""
+        data, batch_sizes, sorted_indices, unsorted_indices = input
+        sizes = [int(n) for n in batch_sizes.tolist()]
+        if states is not None and sorted_indices is not None:
+            states = tuple(s.index_select(1, sorted_indices) for s in states)
+        self._check_input(data, dims=2)
+        output, finals = self._layers(data, self._initial_states(data, sizes[0], states), sizes)
+        if unsorted_indices is not None:
+            finals = tuple(f.index_select(1, unsorted_indices) for f in finals)
+        return PackedSequence(output, batch_sizes, sorted_indices, unsorted_indices), finals
+
+    def _layers(
+        self, x: Tensor, states: State, batch_sizes: list[int] | None = None
+    ) -> tuple[Tensor, State]:
+        """Time-major ``x`` (T, N, F), or packed data with ``batch_sizes``, through all
+        layers; dropout between layers in training."""
         rows = [state.unbind(0) for state in states]
         finals: list[State] = []
         for layer in range(self.num_layers):
@@ -251,7 +276,7 @@ class RNNBase(Module):
             for direction in range(self._num_directions):
                 index = layer * self._num_directions + direction
                 start = tuple(row[index] for row in rows)
-                output, final = self._direction(x, start, index, reverse=direction == 1)
+                output, final = self._direction(x, start, index, direction == 1, batch_sizes)
                 outputs.append(output)
                 finals.append(final)
             x = outputs[0] if len(outputs) == 1 else cat(outputs, -1)
@@ -260,16 +285,18 @@ class RNNBase(Module):
         return x, tuple(stack(parts) for parts in zip(*finals, strict=True))
 
     def _direction(
-        self, x: Tensor, state: State, index: int, reverse: bool
+        self, x: Tensor, state: State, index: int, reverse: bool, batch_sizes: list[int] | None
     ) -> tuple[Tensor, State]:
         """One layer in one direction: one matmul for the input, one per time step."""
         w_ih, w_hh, b_ih, b_hh, w_hr = self._layer_weights(index)
+        projected = F.linear(x, w_ih, b_ih)
+        if batch_sizes is not None:
+            return self._packed_direction(projected, state, index, reverse, batch_sizes)
         step = _MODES[self.mode][1]
-        projected = F.linear(x, w_ih, b_ih).unbind(0)
         w_hh_t = w_hh.T
         w_hr_t = None if w_hr is None else w_hr.T
         outputs = []
-        for gi in reversed(projected) if reverse else projected:
+        for gi in reversed(projected.unbind(0)) if reverse else projected.unbind(0):
             gh = state[0] @ w_hh_t
             state = step(gi, gh if b_hh is None else gh + b_hh, state)
             if w_hr_t is not None:
@@ -278,6 +305,33 @@ class RNNBase(Module):
         if reverse:
             outputs.reverse()
         return stack(outputs), state
+
+    def _packed_direction(
+        self, projected: Tensor, state: State, index: int, reverse: bool, batch_sizes: list[int]
+    ) -> tuple[Tensor, State]:
+        """``_direction`` over packed steps: the state keeps one row per running sequence."""
+        _, w_hh, _, b_hh, w_hr = self._layer_weights(index)
+        step = _MODES[self.mode][1]
+        w_hh_t = w_hh.T
+        w_hr_t = None if w_hr is None else w_hr.T
+        steps = projected.split(batch_sizes)
+        initial, ended = state, []
+        if reverse:
+            steps = steps[::-1]
+            state = tuple(s[: batch_sizes[-1]] for s in state)
+        outputs = []
+        for gi in steps:
+            state = _resize_state(state, gi.shape[0], initial, ended)
+            gh = state[0] @ w_hh_t
+            state = step(gi, gh if b_hh is None else gh + b_hh, state)
+            if w_hr_t is not None:
+                state = (state[0] @ w_hr_t, *state[1:])
+            outputs.append(state[0])
+        if reverse:
+            outputs.reverse()
+        if ended:
+            state = tuple(cat(list(parts)) for parts in zip(state, *reversed(ended), strict=True))
+        return cat(outputs), state
 
     def _layer_weights(self, index: int) -> tuple[Any, ...]:
         """(weight_ih, weight_hh, bias_ih, bias_hh, weight_hr) of one layer and direction;
@@ -292,7 +346,7 @@ class RNN(RNNBase):
     """Elman RNN: ``h_t = tanh(x_t W_ih^T + b_ih + h_{t-1} W_hh^T + b_hh)`` (or relu).
 
     ``forward(input, hx=None)`` returns ``(output, h_n)``; input is (L, N, H_in), (N, L, H_in)
-    with ``batch_first``, or unbatched (L, H_in).
+    with ``batch_first``, unbatched (L, H_in), or a ``PackedSequence`` (then so is output).
     """
 
     def __init__(
@@ -326,7 +380,9 @@ class RNN(RNNBase):
             dtype=dtype,
         )
 
-    def forward(self, input: Tensor, hx: Tensor | None = None) -> tuple[Tensor, Tensor]:
+    def forward(
+        self, input: Tensor | PackedSequence, hx: Tensor | None = None
+    ) -> tuple[Tensor | PackedSequence, Tensor]:
         return _forward_single_state(self, "RNN", input, hx)
 
 
@@ -358,14 +414,31 @@ class GRU(RNNBase):
             dtype=dtype,
         )
 
-    def forward(self, input: Tensor, hx: Tensor | None = None) -> tuple[Tensor, Tensor]:
+    def forward(
+        self, input: Tensor | PackedSequence, hx: Tensor | None = None
+    ) -> tuple[Tensor | PackedSequence, Tensor]:
         return _forward_single_state(self, "GRU", input, hx)
 
 
+def _resize_state(state: State, rows: int, initial: State, ended: list[State]) -> State:
+    """The state for a packed step of ``rows`` sequences: the rows of sequences that ended
+    go to ``ended``; the rows of sequences that start come from ``initial``."""
+    have = state[0].shape[0]
+    if rows < have:
+        ended.append(tuple(s[rows:] for s in state))
+        return tuple(s[:rows] for s in state)
+    if rows > have:
+        return tuple(cat([s, s0[have:rows]]) for s, s0 in zip(state, initial, strict=True))
+    return state
+
+
 def _forward_single_state(
-    module: RNNBase, name: str, input: Tensor, hx: Tensor | None
-) -> tuple[Tensor, Tensor]:
+    module: RNNBase, name: str, input: Tensor | PackedSequence, hx: Tensor | None
+) -> tuple[Tensor | PackedSequence, Tensor]:
     """RNN's and GRU's forward: one state tensor ``h``."""
+    if isinstance(input, PackedSequence):
+        packed, (h_n,) = module._run_packed(input, None if hx is None else (hx,))
+        return packed, h_n
     batched = module._check_input_dims(input, name, " tensor" if name == "RNN" else "")
     if hx is not None and hx.ndim != (3 if batched else 2):
         kind = "batched 3-D" if batched else "unbatched 2-D"
@@ -412,8 +485,11 @@ class LSTM(RNNBase):
         )
 
     def forward(
-        self, input: Tensor, hx: tuple[Tensor, Tensor] | None = None
-    ) -> tuple[Tensor, tuple[Tensor, Tensor]]:
+        self, input: Tensor | PackedSequence, hx: tuple[Tensor, Tensor] | None = None
+    ) -> tuple[Tensor | PackedSequence, tuple[Tensor, Tensor]]:
+        if isinstance(input, PackedSequence):
+            packed, (h_n, c_n) = self._run_packed(input, None if hx is None else tuple(hx))
+            return packed, (h_n, c_n)
         batched = self._check_input_dims(input, "LSTM", "")
         if hx is not None:
             dims = 3 if batched else 2

@@ -1,5 +1,7 @@
-"""``tk.nn.utils``: gradient clipping and parameter/vector conversion."""
+"""``tk.nn.utils``: gradient clipping, parameter/vector conversion and, in ``rnn``, packed
+sequences for the recurrent layers."""
 
+from . import rnn as rnn
 from .clip_grad import clip_grad_norm_, clip_grad_value_
 from .convert_parameters import parameters_to_vector, vector_to_parameters
 
