@@ -388,10 +388,10 @@ def test_parameter_containers_repr_and_names():
         "    (1): Parameter containing: [tensorkit.float32 of size 4]\n"
         ")"
     )
-    pdict = nn.ParameterDict({"b": tk.zeros(1), "a": tk.ones(2)})
+    pdict = nn.ParameterDict(OrderedDict(b=tk.zeros(1), a=tk.ones(2)))
     assert list(pdict) == ["b", "a"] and isinstance(pdict["a"], nn.Parameter)
     assert [n for n, _ in pdict.named_parameters()] == ["b", "a"]
-    assert "(a): Parameter containing: [tensorkit.float32 of size 2]" in repr(pdict)
+    assert "(a): Parameter containing: [tensorkit.FloatTensor of size 2]" in repr(pdict)
     del pdict["b"]
     assert list(pdict.keys()) == ["a"] and len(pdict) == 1 and "a" in pdict
     plist.append(tk.zeros(1))
@@ -537,3 +537,573 @@ def test_tape_paths_of_container_members_called_by_the_parent():
     with tk.autograd.Tape() as tape:
         wrapped(tk.randn(1, 2))
     assert {e.module_path for e in tape.entries} == {"Sequential.0", "Sequential.1", "Sequential.2"}
+
+
+# --------------------------------------------------------- PyTorch parity (lib = tk or torch)
+def _same_as_torch(scenario, expected):
+    """``scenario(lib)`` gives ``expected`` with tensorkit, and with torch when installed."""
+    assert scenario(tk) == expected
+    try:
+        import torch
+    except ImportError:
+        return
+    assert scenario(torch) == expected
+
+
+def _module_path(lib):
+    return lib.nn.modules.module
+
+
+def _scrub(text):
+    return text.replace("torch", "tensorkit")
+
+
+def test_extra_state_is_saved_loaded_and_checked():
+    def scenario(lib):
+        class Counter(lib.nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.fc = lib.nn.Linear(1, 1)
+                self.count = 3
+
+            def get_extra_state(self):
+                return {"count": self.count}
+
+            def set_extra_state(self, state):
+                self.count = state["count"]
+
+        state = Counter().state_dict()
+        target = Counter()
+        target.count = 0
+        result = repr(target.load_state_dict(state))
+        del state["_extra_state"]
+        with pytest.raises(RuntimeError) as info:
+            target.load_state_dict(state)
+        plain = lib.nn.Linear(1, 1)
+        extra = {**plain.state_dict(), "_extra_state": 1}
+        with pytest.raises(RuntimeError) as unexpected:
+            plain.load_state_dict(extra)
+        loose = repr(plain.load_state_dict(extra, strict=False))
+        return (
+            list(Counter().state_dict()),
+            target.count,
+            result,
+            str(info.value),
+            loose,
+            (str(unexpected.value)),
+        )
+
+    _same_as_torch(
+        scenario,
+        (
+            ["_extra_state", "fc.weight", "fc.bias"],
+            3,
+            "<All keys matched successfully>",
+            "Error(s) in loading state_dict for Counter:\n\t"
+            'Missing key(s) in state_dict: "_extra_state". ',
+            "_IncompatibleKeys(missing_keys=[], unexpected_keys=['_extra_state'])",
+            "Error(s) in loading state_dict for Linear:\n\t"
+            'Unexpected key(s) in state_dict: "_extra_state". ',
+        ),
+    )
+
+
+def test_state_dict_metadata_and_hooks():
+    def scenario(lib):
+        calls = []
+        model = lib.nn.Sequential(lib.nn.Linear(1, 1))
+        model.register_state_dict_pre_hook(lambda m, prefix, keep: calls.append(("pre", prefix)))
+        model[0].register_state_dict_pre_hook(lambda m, prefix, keep: calls.append(("pre0", keep)))
+
+        def post(module, state, prefix, local_metadata):
+            calls.append(("post", prefix, dict(local_metadata)))
+            state[prefix + "note"] = 1
+
+        handle = model[0].register_state_dict_post_hook(post)
+        state = model.state_dict(keep_vars=True)
+        first_calls = calls[:]
+        handle.remove()
+        keys_after_removal = list(model.state_dict())
+        model.register_state_dict_post_hook(lambda *args: {})
+        with pytest.raises(RuntimeError) as must_return_none:
+            model.state_dict()
+        old_style = lib.nn.Linear(1, 1)
+        old_style._register_state_dict_hook(lambda m, state, prefix, meta: {"replaced": 1})
+        with pytest.raises(RuntimeError) as public_twice:
+            old_style._register_state_dict_hook(post)
+        return (
+            first_calls,
+            list(state),
+            dict(state._metadata),
+            keys_after_removal,
+            str(must_return_none.value),
+            list(old_style.state_dict()),
+            str(public_twice.value),
+        )
+
+    _same_as_torch(
+        scenario,
+        (
+            [("pre", ""), ("pre0", True), ("post", "0.", {"version": 1})],
+            ["0.weight", "0.bias", "0.note"],
+            {"": {"version": 1}, "0": {"version": 1}},
+            ["0.weight", "0.bias"],
+            "state_dict post-hook must return None",
+            ["replaced"],
+            "Cannot register the same function as the state dict post hook that was previously "
+            "registered via register_state_dict_post_hook",
+        ),
+    )
+
+
+def test_load_state_dict_hooks_see_and_edit_keys():
+    def scenario(lib):
+        calls = []
+        model = lib.nn.Sequential(OrderedDict(a=lib.nn.Linear(1, 1), b=lib.nn.Linear(1, 1)))
+
+        def rename(module, state, prefix, local_metadata, strict, missing, unexpected, errors):
+            calls.append(("pre", type(module).__name__, prefix, sorted(state), local_metadata))
+            if "old" in state:
+                state[prefix + "weight"] = state.pop("old")
+
+        def forgive(module, incompatible):
+            calls.append(("post", incompatible.missing_keys[:], incompatible.unexpected_keys[:]))
+            incompatible.unexpected_keys.clear()
+
+        model.a.register_load_state_dict_pre_hook(rename)
+        model._register_load_state_dict_pre_hook(lambda state, prefix, *rest: calls.append(prefix))
+        model.register_load_state_dict_post_hook(forgive)
+        model.b.register_load_state_dict_post_hook(lambda m, inc: calls.append(inc.missing_keys[:]))
+        state = model.state_dict()
+        state["stray"] = lib.zeros(1)
+        result = repr(model.load_state_dict(state))
+        loose = repr(model.load_state_dict({"a.weight": lib.ones(1, 1)}, strict=False))
+        single = lib.nn.Linear(1, 1)
+        single.register_load_state_dict_pre_hook(rename)
+        single.load_state_dict({"old": lib.full((1, 1), 5.0), "bias": lib.zeros(1)}, assign=True)
+        single.register_load_state_dict_post_hook(lambda m, inc: inc)
+        with pytest.raises(AssertionError) as info:
+            single.load_state_dict(single.state_dict())
+        return calls, result, loose, single.weight.item(), str(info.value)
+
+    expected_calls = [
+        "",
+        ("pre", "Linear", "a.", ["a.bias", "a.weight"], {"version": 1}),
+        [],
+        ("post", [], ["stray"]),
+        "",
+        ("pre", "Linear", "a.", ["a.weight"], {}),
+        ["a.bias", "b.weight", "b.bias"],
+        ("post", ["a.bias", "b.weight", "b.bias"], []),
+        ("pre", "Linear", "", ["bias", "old"], {"assign_to_params_buffers": True}),
+        ("pre", "Linear", "", ["bias", "weight"], {"version": 1}),
+    ]
+    _same_as_torch(
+        scenario,
+        (
+            expected_calls,
+            "<All keys matched successfully>",
+            "_IncompatibleKeys(missing_keys=['a.bias', 'b.weight', 'b.bias'], unexpected_keys=[])",
+            5.0,
+            "Hooks registered with ``register_load_state_dict_post_hook`` are not expected to "
+            "return new values, if incompatible_keys need to be modified, it should be done "
+            "inplace.",
+        ),
+    )
+
+
+def test_load_pre_hook_of_a_dead_module_raises():
+    from tensorkit.nn.modules.module import _WrappedHook
+
+    hook = _WrappedHook(lambda module: module, nn.Linear(1, 1))
+    with pytest.raises(RuntimeError, match="You are trying to call the hook of a dead Module!"):
+        hook()
+
+
+def test_hooks_survive_pickle_and_deepcopy():
+    model = nn.Linear(1, 1)
+    model.register_load_state_dict_pre_hook(_noop)
+    model.register_state_dict_post_hook(_noop)
+    for clone in (pickle.loads(pickle.dumps(model)), copy.deepcopy(model)):
+        (hook,) = clone._load_state_dict_pre_hooks.values()
+        assert hook.module() is clone and len(clone._state_dict_hooks) == 1
+    old = Net()
+    for name in ("_state_dict_hooks", "_load_state_dict_pre_hooks"):
+        del old.__dict__[name]  # as pickled before these existed
+    restored = pickle.loads(pickle.dumps(old))
+    assert list(restored.state_dict()) == list(Net().state_dict())
+
+
+def _noop(*args):
+    return None
+
+
+def test_global_forward_and_backward_hooks_run_before_the_modules_own():
+    def scenario(lib):
+        hooks, calls = _module_path(lib), []
+        model = lib.nn.Sequential(lib.nn.Linear(2, 2), lib.nn.ReLU())
+        model[0].register_forward_pre_hook(lambda m, a: calls.append("own pre"))
+        model[0].register_forward_hook(lambda m, a, out: calls.append("own hook"))
+        model[0].register_full_backward_hook(lambda m, gi, go: calls.append("own backward"))
+        name = lambda m: type(m).__name__  # noqa: E731
+        handles = [
+            hooks.register_module_forward_pre_hook(lambda m, a: calls.append(("pre", name(m)))),
+            hooks.register_module_forward_hook(lambda m, a, out: calls.append(("hook", name(m)))),
+            hooks.register_module_forward_hook(
+                lambda m, a, k, out: calls.append(("kw", k)), with_kwargs=True
+            ),
+            hooks.register_module_full_backward_pre_hook(
+                lambda m, go: calls.append(("bpre", name(m), len(go)))
+            ),
+            hooks.register_module_full_backward_hook(
+                lambda m, gi, go: calls.append(("bwd", name(m), len(gi)))
+            ),
+        ]
+        try:
+            model(lib.ones(1, 2, requires_grad=True)).sum().backward()
+        finally:
+            for handle in handles:
+                handle.remove()
+        calls.append("removed")
+        model(lib.ones(1, 2))
+        doubling = hooks.register_module_forward_pre_hook(lambda m, a: a[0] * 2)
+        with doubling, hooks.register_module_forward_hook(lambda m, a, out: out + 1):
+            replaced = lib.nn.Identity()(lib.ones(1)).item()
+        return calls, replaced
+
+    _same_as_torch(
+        scenario,
+        (
+            [
+                ("pre", "Sequential"),
+                ("pre", "Linear"),
+                "own pre",
+                ("hook", "Linear"),
+                ("kw", {}),
+                "own hook",
+                ("pre", "ReLU"),
+                ("hook", "ReLU"),
+                ("kw", {}),
+                ("hook", "Sequential"),
+                ("kw", {}),
+                ("bpre", "Sequential", 1),
+                ("bpre", "ReLU", 1),
+                ("bwd", "ReLU", 1),
+                ("bpre", "Linear", 1),
+                ("bwd", "Linear", 1),
+                "own backward",
+                ("bwd", "Sequential", 1),
+                "removed",
+                "own pre",
+                "own hook",
+            ],
+            3.0,
+        ),
+    )
+
+
+def test_global_full_backward_hook_replaces_gradients_like_torch():
+    torch = pytest.importorskip("torch")
+    x = np.random.default_rng(1).standard_normal((4, 3))
+
+    def run(lib, module, tensor):
+        hooks = _module_path(lib)
+        pre = hooks.register_module_full_backward_pre_hook(lambda m, go: (go[0] * 3,))
+        post = hooks.register_module_full_backward_hook(lambda m, gi, go: (gi[0] * 2,))
+        with pre, post:
+            module(tensor).square().sum().backward()
+        return tensor.grad.numpy(), module.weight.grad.numpy()
+
+    mine = nn.Linear(3, 2).double()
+    theirs = torch.nn.Linear(3, 2).double()
+    theirs.load_state_dict({k: torch.tensor(v.numpy()) for k, v in mine.state_dict().items()})
+    got = run(tk, mine, tk.tensor(x, requires_grad=True))
+    expected = run(torch, theirs, torch.tensor(x, requires_grad=True))
+    for a, b in zip(got, expected, strict=True):
+        np.testing.assert_allclose(a, b, rtol=1e-12)
+
+
+def test_global_always_call_hook_runs_when_forward_raises():
+    def scenario(lib):
+        seen = []
+
+        class Broken(lib.nn.Module):
+            def forward(self, x):
+                raise ValueError("boom")
+
+        hooks = _module_path(lib)
+        recording = hooks.register_module_forward_hook(
+            lambda m, a, out: seen.append(out), always_call=True
+        )
+        with recording, pytest.raises(ValueError, match="boom"):
+            Broken()(1)
+        failing = hooks.register_module_forward_hook(lambda m, a, out: 1 / 0, always_call=True)
+        with failing, pytest.warns(UserWarning) as warned, pytest.raises(ValueError, match="boom"):
+            Broken()(1)
+        return seen, str(warned[0].message)
+
+    _same_as_torch(
+        scenario,
+        (
+            [None],
+            "global module forward hook with ``always_call=True`` raised an exception that was "
+            "silenced as another error was raised in forward: division by zero",
+        ),
+    )
+
+
+def test_global_registration_hooks_see_and_replace_values():
+    def scenario(lib):
+        hooks, calls = _module_path(lib), []
+        record = lambda kind: lambda m, name, value: calls.append((kind, name))  # noqa: E731
+        handles = [
+            hooks.register_module_parameter_registration_hook(record("param")),
+            hooks.register_module_buffer_registration_hook(record("buffer")),
+            hooks.register_module_module_registration_hook(record("module")),
+        ]
+        try:
+            layer = lib.nn.Linear(1, 1, bias=False)  # a None parameter runs no hook
+            layer.bias = None
+            holder = lib.nn.Module()
+            holder.register_buffer("stat", lib.zeros(1))
+            holder.stat = None
+            holder.child = lib.nn.ReLU()
+            holder.add_module("other", lib.nn.Tanh())
+            holder.child = None
+            holder.scale = lib.nn.Parameter(lib.zeros(1))
+        finally:
+            for handle in handles:
+                handle.remove()
+        lib.nn.Linear(1, 1)
+        seven = lambda m, name, p: lib.nn.Parameter(lib.full((1,), 7.0))  # noqa: E731
+        with hooks.register_module_parameter_registration_hook(seven):
+            holder.scale = lib.nn.Parameter(lib.zeros(1))
+        with hooks.register_module_module_registration_hook(lambda m, n, s: lib.nn.Tanh()):
+            holder.child = lib.nn.ReLU()
+        return calls, holder.scale.item(), type(holder.child).__name__
+
+    _same_as_torch(
+        scenario,
+        (
+            [
+                ("param", "weight"),
+                ("buffer", "stat"),
+                ("buffer", "stat"),
+                ("module", "child"),
+                ("module", "other"),
+                ("module", "child"),
+                ("param", "scale"),
+            ],
+            7.0,
+            "Tanh",
+        ),
+    )
+
+
+def test_to_empty_moves_without_copying_and_keeps_parameters():
+    def scenario(lib):
+        model = lib.nn.Sequential(lib.nn.Linear(2, 3))
+        weight = model[0].weight
+        returned = model.to_empty(device="cpu", recurse=False)
+        model.to_empty(device="cpu")
+        return (
+            returned is model,
+            model[0].weight is weight,
+            tuple(model[0].weight.shape),
+            model[0].weight.requires_grad,
+        )
+
+    _same_as_torch(scenario, (True, True, (3, 2), True))
+
+
+def test_dir_lists_parameters_buffers_and_submodules():
+    names = dir(Net())
+    assert {"scale", "steps", "scratch", "features", "fc", "state_dict"} <= set(names)
+    assert names == sorted(names) and "0" not in dir(nn.Sequential(nn.ReLU()))
+
+
+def test_sequential_add_multiply_and_errors():
+    def scenario(lib):
+        a, b = lib.nn.ReLU(), lib.nn.Linear(1, 1)
+        first, second = lib.nn.Sequential(a), lib.nn.Sequential(b)
+        joined = first + second
+        first += second
+        doubled = 2 * joined
+        tripled = lib.nn.Sequential(a, b)
+        tripled *= 3
+        errors = []
+        for bad in (lambda: joined + [a], lambda: joined * 0, lambda: joined * 1.5):
+            with pytest.raises((TypeError, ValueError)) as info:
+                bad()
+            errors.append((info.type.__name__, _scrub(str(info.value))))
+        with pytest.raises(ValueError):
+            first += 3
+        return (
+            [type(m).__name__ for m in joined],
+            list(first._modules),
+            [m is n for m, n in zip(doubled, [a, b, a, b], strict=True)],
+            len(tripled),
+            len(list(tripled.parameters())),
+            errors,
+        )
+
+    _same_as_torch(
+        scenario,
+        (
+            ["ReLU", "Linear"],
+            ["0", "1"],
+            [True, True, True, True],
+            6,
+            2,
+            [
+                (
+                    "ValueError",
+                    "add operator supports only objects of Sequential class, but <class 'list'> "
+                    "is given.",
+                ),
+                (
+                    "ValueError",
+                    "Non-positive multiplication factor 0 for <class "
+                    "'tensorkit.nn.modules.container.Sequential'>",
+                ),
+                (
+                    "TypeError",
+                    "unsupported operand type(s) for *: <class "
+                    "'tensorkit.nn.modules.container.Sequential'> and <class 'float'>",
+                ),
+            ],
+        ),
+    )
+
+
+def test_container_editing_matches_torch():
+    def scenario(lib):
+        nn_ = lib.nn
+        seq = nn_.Sequential(nn_.ReLU(), nn_.Tanh(), nn_.Sigmoid(), nn_.Identity())
+        del seq[1:3]
+        seq.insert(-1, nn_.ELU())
+        popped = seq.pop(0)
+        seq.extend([nn_.ReLU()])
+        layers = nn_.ModuleList([nn_.ReLU(), nn_.Tanh()])
+        inserted = layers.insert(1, nn_.Sigmoid())
+        joined = layers + [nn_.ELU()]
+        layers.pop(0)
+        heads = nn_.ModuleDict({"b": nn_.ReLU(), "a": nn_.Tanh()})
+        heads.update([("c", nn_.ELU())])
+        order = (list(heads.keys()), [type(m).__name__ for m in heads.values()])
+        items = [k for k, _ in heads.items()]
+        heads.clear()
+        return (
+            repr(seq),
+            repr(popped),
+            inserted,
+            repr(layers),
+            repr(joined),
+            repr(joined[1:3]),
+            order,
+            items,
+            len(heads),
+        )
+
+    _same_as_torch(
+        scenario,
+        (
+            "Sequential(\n  (0): ELU(alpha=1.0)\n  (1): Identity()\n  (2): ReLU()\n)",
+            "ReLU()",
+            None,
+            "ModuleList(\n  (0): Sigmoid()\n  (1): Tanh()\n)",
+            "ModuleList(\n  (0): ReLU()\n  (1): Sigmoid()\n  (2): Tanh()\n  (3): ELU(alpha=1.0)\n)",
+            "ModuleList(\n  (0): Sigmoid()\n  (1): Tanh()\n)",
+            (["b", "a", "c"], ["ReLU", "Tanh", "ELU"]),
+            ["b", "a", "c"],
+            0,
+        ),
+    )
+
+
+def test_parameter_dict_methods_and_repr_match_torch():
+    def scenario(lib):
+        nn_ = lib.nn
+        plain = nn_.ParameterDict({"b": lib.zeros(2), "a": lib.ones(3, 2, dtype=lib.float64)})
+        plain["c"] = 3
+        first = nn_.ParameterDict({"b": lib.zeros(1)})
+        second = nn_.ParameterDict(OrderedDict(z=lib.zeros(2), a=3))
+        merged = first | second
+        first |= second
+        copied = second.copy()
+        copied.setdefault("k", lib.ones(1))
+        last = copied.popitem()[0]
+        made = first.fromkeys(["x", "y"], 2)
+        return (
+            _scrub(repr(plain)),
+            list(merged),
+            list(first),
+            list(reversed(copied)),
+            last,
+            list(made.items()),
+            plain.get("missing", 0),
+            _scrub(repr(nn_.ParameterList([lib.zeros(2), 3]))),
+            repr(nn_.ParameterDict()),
+        )
+
+    _same_as_torch(
+        scenario,
+        (
+            "ParameterDict(\n"
+            "    (a): Parameter containing: [tensorkit.DoubleTensor of size 3x2]\n"
+            "    (b): Parameter containing: [tensorkit.FloatTensor of size 2]\n"
+            "    (c): Object of type: int\n"
+            ")",
+            ["b", "z", "a"],
+            ["b", "z", "a"],
+            ["a", "z"],
+            "k",
+            [("x", 2), ("y", 2)],
+            0,
+            "ParameterList(\n"
+            "    (0): Parameter containing: [tensorkit.float32 of size 2]\n"
+            "    (1): Object of type: int\n"
+            ")",
+            "ParameterDict()",
+        ),
+    )
+
+
+def test_parameter_container_misuse_errors():
+    def scenario(lib):
+        nn_, errors = lib.nn, []
+        attempts = (
+            lambda: nn_.ParameterDict()(1),
+            lambda: nn_.ParameterList()(1),
+            lambda: nn_.ParameterDict().update(3),
+            lambda: nn_.ParameterDict().update([3]),
+            lambda: nn_.ModuleDict().update([3]),
+            lambda: nn_.ParameterDict()[3],
+            lambda: nn_.ParameterDict().popitem(),
+        )
+        for attempt in attempts:
+            with pytest.raises(Exception) as info:
+                attempt()
+            errors.append((info.type.__name__, str(info.value)))
+        return errors
+
+    _same_as_torch(
+        scenario,
+        [
+            ("RuntimeError", "ParameterDict should not be called."),
+            ("RuntimeError", "ParameterList should not be called."),
+            (
+                "TypeError",
+                "ParametersDict.update should be called with an iterable of key/value pairs, "
+                "but got int",
+            ),
+            ("TypeError", "ParameterDict update sequence element #0 should be Iterable; isint"),
+            ("TypeError", "ModuleDict update sequence element #0 should be Iterable; isint"),
+            (
+                "TypeError",
+                "Index given to ParameterDict cannot be used as a key as it is not a string "
+                "(type is 'int'). Open an issue on github if you need non-string keys.",
+            ),
+            ("KeyError", "'popitem(): dictionary is empty'"),
+        ],
+    )

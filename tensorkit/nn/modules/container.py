@@ -112,6 +112,44 @@ class Sequential(_IndexedModules):
         key = list(self._modules)[_absolute_index(index, len(self))]
         setattr(self, key, module)
 
+    def _checked_factor(self, other: Any) -> int:
+        if not isinstance(other, int):
+            raise TypeError(f"unsupported operand type(s) for *: {type(self)} and {type(other)}")
+        if other <= 0:
+            raise ValueError(f"Non-positive multiplication factor {other} for {type(self)}")
+        return other
+
+    def _checked_sequential(self, other: Any) -> Sequential:
+        if not isinstance(other, Sequential):
+            raise ValueError(
+                f"add operator supports only objects of Sequential class, but {type(other)} is "
+                "given."
+            )
+        return other
+
+    def __add__(self, other: Sequential) -> Sequential:
+        """A new Sequential of this one's modules, then ``other``'s (renumbered)."""
+        return Sequential(*self, *self._checked_sequential(other))
+
+    def __iadd__(self, other: Sequential) -> Sequential:
+        for module in list(self._checked_sequential(other)):
+            self.append(module)
+        return self
+
+    def __mul__(self, other: int) -> Sequential:
+        """A new Sequential repeating these (same, shared) modules ``other`` times."""
+        return Sequential(*(list(self) * self._checked_factor(other)))
+
+    def __rmul__(self, other: int) -> Sequential:
+        return self.__mul__(other)
+
+    def __imul__(self, other: int) -> Sequential:
+        modules = list(self)
+        for _ in range(self._checked_factor(other) - 1):
+            for module in modules:
+                self.append(module)
+        return self
+
     def forward(self, input: Any) -> Any:
         out = input
         for module in self:
@@ -131,6 +169,10 @@ class ModuleList(_IndexedModules):
         if isinstance(index, slice):
             return type(self)(list(self._modules.values())[index])
         return self._modules[str(_absolute_index(index, len(self)))]
+
+    def insert(self, index: int, module: Module) -> None:  # type: ignore[override]
+        """Insert ``module`` before position ``index``."""
+        super().insert(index, module)
 
     def __iadd__(self, modules: Iterable[Module]) -> ModuleList:
         return self.extend(modules)  # type: ignore[return-value]
@@ -207,12 +249,12 @@ class ModuleDict(Module):
             self[key] = module
 
 
-def _pairs(owner: str, items: Any) -> Iterator[tuple[Any, Any]]:
+def _pairs(owner: str, items: Any, caller: str | None = None) -> Iterator[tuple[Any, Any]]:
     """(key, value) pairs of a mapping, or of an iterable of 2-item iterables, checked."""
     if not isinstance(items, Iterable):
         raise TypeError(
-            f"{owner}.update should be called with an iterable of key/value pairs, but got "
-            + type(items).__name__
+            f"{caller or owner}.update should be called with an iterable of key/value pairs, "
+            "but got " + type(items).__name__
         )
     if isinstance(items, Mapping | ModuleDict | ParameterDict):
         yield from items.items()
@@ -220,7 +262,7 @@ def _pairs(owner: str, items: Any) -> Iterator[tuple[Any, Any]]:
     for index, pair in enumerate(items):
         if not isinstance(pair, Iterable):
             raise TypeError(
-                f"{owner} update sequence element #{index} should be Iterable; is "
+                f"{owner} update sequence element #{index} should be Iterable; is"
                 + type(pair).__name__
             )
         pair = list(pair)
@@ -231,14 +273,38 @@ def _pairs(owner: str, items: Any) -> Iterator[tuple[Any, Any]]:
         yield pair[0], pair[1]
 
 
-def _describe(value: Any) -> str:
-    """One entry of a ParameterList/ParameterDict repr."""
+_LEGACY_TYPE_NAMES = {
+    "float32": "Float",
+    "float64": "Double",
+    "float16": "Half",
+    "bfloat16": "BFloat16",
+    "int64": "Long",
+    "int32": "Int",
+    "int16": "Short",
+    "int8": "Char",
+    "uint8": "Byte",
+    "bool": "Bool",
+    "complex64": "ComplexFloat",
+    "complex128": "ComplexDouble",
+}
+
+
+def _legacy_typename(value: Tensor) -> str:
+    """``torch.typename`` of a tensor: ``tensorkit.FloatTensor``, ``tensorkit.cuda.LongTensor``."""
+    name = str(value.dtype).rpartition(".")[2]
+    where = "cuda." if value.device.type == "cuda" else ""
+    return f"tensorkit.{where}{_LEGACY_TYPE_NAMES.get(name, name)}Tensor"
+
+
+def _describe(value: Any, legacy_type: bool = False) -> str:
+    """One entry of a ParameterList (dtype) or ParameterDict (legacy type name) repr."""
     if not isinstance(value, Tensor):
         return "Object of type: " + type(value).__name__
     size = "x".join(str(n) for n in value.shape)
     where = f" ({value.device})" if value.device.type == "cuda" else ""
     kind = "Parameter" if isinstance(value, Parameter) else "Tensor"
-    return f"{kind} containing: [{value.dtype} of size {size}{where}]"
+    type_name = _legacy_typename(value) if legacy_type else value.dtype
+    return f"{kind} containing: [{type_name} of size {size}{where}]"
 
 
 def _as_parameter(value: Any) -> Any:
@@ -294,6 +360,18 @@ class ParameterList(Module):
     def extra_repr(self) -> str:
         return "\n".join(f"  ({index}): {_describe(value)}" for index, value in enumerate(self))
 
+    def __call__(self, *args: Any, **kwargs: Any) -> Any:
+        raise RuntimeError("ParameterList should not be called.")
+
+
+def _key_to_attr(key: Any) -> str:
+    if not isinstance(key, str):
+        raise TypeError(
+            "Index given to ParameterDict cannot be used as a key as it is not a string (type "
+            f"is '{type(key).__name__}'). Open an issue on github if you need non-string keys."
+        )
+    return key
+
 
 class ParameterDict(Module):
     """Holds parameters in an ordered dict (tensors are wrapped as Parameters)."""
@@ -305,15 +383,15 @@ class ParameterDict(Module):
             self.update(parameters)
 
     def __getitem__(self, key: str) -> Any:
-        return getattr(self, key)
+        return getattr(self, _key_to_attr(key))
 
     def __setitem__(self, key: str, value: Any) -> None:
         self._keys[key] = None
-        setattr(self, key, _as_parameter(value))
+        setattr(self, _key_to_attr(key), _as_parameter(value))
 
     def __delitem__(self, key: str) -> None:
         del self._keys[key]
-        delattr(self, key)
+        delattr(self, _key_to_attr(key))
 
     def __len__(self) -> int:
         return len(self._keys)
@@ -321,8 +399,42 @@ class ParameterDict(Module):
     def __iter__(self) -> Iterator[str]:
         return iter(self._keys)
 
+    def __reversed__(self) -> Iterator[str]:
+        return reversed(self._keys)
+
     def __contains__(self, key: str) -> bool:
         return key in self._keys
+
+    def __call__(self, input: Any) -> Any:
+        raise RuntimeError("ParameterDict should not be called.")
+
+    def __or__(self, other: ParameterDict) -> ParameterDict:
+        merged = self.copy()
+        merged.update(other)
+        return merged
+
+    def __ror__(self, other: ParameterDict) -> ParameterDict:
+        merged = other.copy()
+        merged.update(self)
+        return merged
+
+    def __ior__(self, other: ParameterDict) -> ParameterDict:
+        self.update(other)
+        return self
+
+    def copy(self) -> ParameterDict:
+        """A new ParameterDict holding the same entries."""
+        return ParameterDict(OrderedDict((key, self[key]) for key in self._keys))
+
+    def fromkeys(self, keys: Iterable[str], default: Any = None) -> ParameterDict:
+        """A new ParameterDict mapping each of ``keys`` to ``default``."""
+        return ParameterDict((key, default) for key in keys)
+
+    def setdefault(self, key: str, default: Any = None) -> Any:
+        """``self[key]``, first set to ``default`` when missing."""
+        if key not in self:
+            self[key] = default
+        return self[key]
 
     def keys(self) -> Iterable[str]:
         return self._keys.keys()
@@ -335,7 +447,7 @@ class ParameterDict(Module):
 
     def get(self, key: str, default: Any = None) -> Any:
         if key in self._keys:
-            return getattr(self, key)
+            return self[key]
         return default
 
     def pop(self, key: str) -> Any:
@@ -343,14 +455,25 @@ class ParameterDict(Module):
         del self[key]
         return value
 
+    def popitem(self) -> tuple[str, Any]:
+        """Remove and return the last inserted ``(key, value)`` pair."""
+        key, _ = self._keys.popitem()
+        self._keys[key] = None
+        return key, self.pop(key)
+
     def clear(self) -> None:
         for key in list(self._keys):
             del self[key]
 
     def update(self, parameters: Any) -> None:
-        """Add (or replace) entries from a mapping or an iterable of (key, value) pairs."""
-        for key, value in _pairs(type(self).__name__, parameters):
+        """Add (or replace) entries from a mapping (a plain one in sorted key order) or an
+        iterable of (key, value) pairs."""
+        if isinstance(parameters, Mapping) and not isinstance(parameters, OrderedDict):
+            parameters = sorted(parameters.items())
+        for key, value in _pairs(type(self).__name__, parameters, "ParametersDict"):
             self[key] = value
 
     def extra_repr(self) -> str:
-        return "\n".join(f"  ({key}): {_describe(value)}" for key, value in self.items())
+        return "\n".join(
+            f"  ({key}): {_describe(value, legacy_type=True)}" for key, value in self.items()
+        )

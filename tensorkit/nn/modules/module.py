@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import itertools
 import warnings
+import weakref
 from collections import OrderedDict
 from collections.abc import Callable, Iterator, Mapping
 from typing import Any, NamedTuple
@@ -21,14 +22,40 @@ from ..._backend import as_device, device
 from ..._dtype import dtype, float16, float32, float64
 from ...autograd.grad_mode import no_grad
 from ...autograd.tape import module_scope
+from ...ops.creation import empty_like
 from ...tensor import RemovableHandle, Tensor
 from ..parameter import Buffer, Parameter
 from ._backward_hooks import BackwardHookRun
 
-__all__ = ["Module"]
+__all__ = [
+    "Module",
+    "register_module_buffer_registration_hook",
+    "register_module_forward_hook",
+    "register_module_forward_pre_hook",
+    "register_module_full_backward_hook",
+    "register_module_full_backward_pre_hook",
+    "register_module_module_registration_hook",
+    "register_module_parameter_registration_hook",
+]
 
 # The modules whose forward is running, innermost last (process-wide, like _state).
 _calling: list[Module] = []
+
+_EXTRA_STATE_KEY_SUFFIX = "_extra_state"
+
+# Hooks common to all modules (debugging/profiling), run before each module's own. The ids
+# of the forward and backward ones are also in _global_call_hooks, the one set that
+# Module.__call__ checks.
+_global_forward_pre_hooks: OrderedDict[int, Callable] = OrderedDict()
+_global_forward_hooks: OrderedDict[int, Callable] = OrderedDict()
+_global_forward_hooks_with_kwargs: set[int] = set()
+_global_forward_hooks_always_called: set[int] = set()
+_global_backward_pre_hooks: OrderedDict[int, Callable] = OrderedDict()
+_global_backward_hooks: OrderedDict[int, Callable] = OrderedDict()
+_global_call_hooks: set[int] = set()
+_global_buffer_registration_hooks: OrderedDict[int, Callable] = OrderedDict()
+_global_module_registration_hooks: OrderedDict[int, Callable] = OrderedDict()
+_global_parameter_registration_hooks: OrderedDict[int, Callable] = OrderedDict()
 
 
 class _IncompatibleKeys(NamedTuple):
@@ -59,6 +86,106 @@ class _HookHandle(RemovableHandle):
         super().remove()
         for flag_set in self._flags:
             flag_set.discard(self.id)
+
+
+class _WrappedHook:
+    """A load-state-dict pre-hook, given its module (held weakly) as first argument when
+    registered with one."""
+
+    def __init__(self, hook: Callable, module: Module | None = None) -> None:
+        self.hook = hook
+        self.with_module = module is not None
+        if module is not None:
+            self.module = weakref.ref(module)
+
+    def __call__(self, *args: Any, **kwargs: Any) -> Any:
+        if self.with_module:
+            module = self.module()
+            if module is None:
+                raise RuntimeError("You are trying to call the hook of a dead Module!")
+            return self.hook(module, *args, **kwargs)
+        return self.hook(*args, **kwargs)
+
+    def __getstate__(self) -> dict:
+        state = {"hook": self.hook, "with_module": self.with_module}
+        if self.with_module:
+            state["module"] = self.module()
+        return state
+
+    def __setstate__(self, state: dict) -> None:
+        self.hook = state["hook"]
+        self.with_module = state["with_module"]
+        if self.with_module:
+            if state["module"] is None:
+                raise RuntimeError("You are trying to revive the hook of a dead Module!")
+            self.module = weakref.ref(state["module"])
+
+
+def _global_call_hook(hooks: OrderedDict, hook: Callable, *flags: set) -> RemovableHandle:
+    handle = _HookHandle(hooks, hook, (_global_call_hooks, *flags))
+    _global_call_hooks.add(handle.id)
+    return handle
+
+
+def register_module_forward_pre_hook(hook: Callable[..., Any]) -> RemovableHandle:
+    """Run ``hook(module, args)`` before the forward of every module (before the module's
+    own pre-hooks); a non-None result replaces the positional arguments."""
+    return _global_call_hook(_global_forward_pre_hooks, hook)
+
+
+def register_module_forward_hook(
+    hook: Callable[..., Any], *, with_kwargs: bool = False, always_call: bool = False
+) -> RemovableHandle:
+    """Run ``hook(module, args, output)`` (or with kwargs) after the forward of every module
+    (before the module's own hooks); a non-None result replaces the output."""
+    handle = _global_call_hook(
+        _global_forward_hooks,
+        hook,
+        _global_forward_hooks_with_kwargs,
+        _global_forward_hooks_always_called,
+    )
+    if with_kwargs:
+        _global_forward_hooks_with_kwargs.add(handle.id)
+    if always_call:
+        _global_forward_hooks_always_called.add(handle.id)
+    return handle
+
+
+def register_module_full_backward_pre_hook(hook: Callable[..., Any]) -> RemovableHandle:
+    """A full backward pre-hook of every module, run before the module's own."""
+    return _global_call_hook(_global_backward_pre_hooks, hook)
+
+
+def register_module_full_backward_hook(hook: Callable[..., Any]) -> RemovableHandle:
+    """A full backward hook of every module, run before the module's own."""
+    return _global_call_hook(_global_backward_hooks, hook)
+
+
+def register_module_buffer_registration_hook(hook: Callable[..., Any]) -> RemovableHandle:
+    """Run ``hook(module, name, buffer)`` whenever a buffer is registered; a non-None result
+    is registered instead."""
+    return RemovableHandle(_global_buffer_registration_hooks, hook)
+
+
+def register_module_module_registration_hook(hook: Callable[..., Any]) -> RemovableHandle:
+    """Run ``hook(module, name, submodule)`` whenever a submodule is registered; a non-None
+    result is registered instead."""
+    return RemovableHandle(_global_module_registration_hooks, hook)
+
+
+def register_module_parameter_registration_hook(hook: Callable[..., Any]) -> RemovableHandle:
+    """Run ``hook(module, name, param)`` whenever a parameter is registered; a non-None
+    result is registered instead."""
+    return RemovableHandle(_global_parameter_registration_hooks, hook)
+
+
+def _registered(hooks: OrderedDict, module: Module, name: str, value: Any) -> Any:
+    """``value`` as the global registration ``hooks`` replace it."""
+    for hook in list(hooks.values()):
+        output = hook(module, name, value)
+        if output is not None:
+            value = output
+    return value
 
 
 def _typename(value: Any) -> str:
@@ -131,7 +258,21 @@ class Module:
         setattr_(self, "_forward_hooks_always_called", set())
         setattr_(self, "_backward_pre_hooks", OrderedDict())
         setattr_(self, "_backward_hooks", OrderedDict())
+        setattr_(self, "_state_dict_hooks", OrderedDict())
+        setattr_(self, "_state_dict_pre_hooks", OrderedDict())
+        setattr_(self, "_load_state_dict_pre_hooks", OrderedDict())
+        setattr_(self, "_load_state_dict_post_hooks", OrderedDict())
         setattr_(self, "_scope_name", type(self).__name__)
+
+    def __setstate__(self, state: dict) -> None:
+        self.__dict__.update(state)
+        for name in (
+            "_state_dict_hooks",
+            "_state_dict_pre_hooks",
+            "_load_state_dict_pre_hooks",
+            "_load_state_dict_post_hooks",
+        ):
+            self.__dict__.setdefault(name, OrderedDict())
 
     def forward(self, *args: Any, **kwargs: Any) -> Any:
         raise NotImplementedError(
@@ -149,6 +290,7 @@ class Module:
                     or self._forward_hooks
                     or self._backward_hooks
                     or self._backward_pre_hooks
+                    or _global_call_hooks
                 ):
                     return self.forward(*args, **kwargs)
                 return self._call_with_hooks(args, kwargs)
@@ -187,7 +329,8 @@ class Module:
         return current
 
     def _call_with_hooks(self, args: tuple, kwargs: dict) -> Any:
-        for hook_id, hook in list(self._forward_pre_hooks.items()):
+        pre_hooks = [*_global_forward_pre_hooks.items(), *self._forward_pre_hooks.items()]
+        for hook_id, hook in pre_hooks:
             if hook_id in self._forward_pre_hooks_with_kwargs:
                 replaced = hook(self, args, kwargs)
                 if replaced is not None:
@@ -202,18 +345,24 @@ class Module:
                 if replaced is not None:
                     args = replaced if isinstance(replaced, tuple) else (replaced,)
         backward_run = None
-        if (self._backward_hooks or self._backward_pre_hooks) and _state.grad_enabled:
-            backward_run = BackwardHookRun(
-                self, list(self._backward_pre_hooks.values()), list(self._backward_hooks.values())
-            )
+        backward_pre_hooks = [
+            *_global_backward_pre_hooks.values(),
+            *self._backward_pre_hooks.values(),
+        ]
+        backward_hooks = [*_global_backward_hooks.values(), *self._backward_hooks.values()]
+        if (backward_hooks or backward_pre_hooks) and _state.grad_enabled:
+            backward_run = BackwardHookRun(self, backward_pre_hooks, backward_hooks)
             args = backward_run.wrap_inputs(args)
         called: set[int] = set()
         result = None
         try:
             result = self.forward(*args, **kwargs)
-            for hook_id, hook in list(self._forward_hooks.items()):
+            for hook_id, hook in [*_global_forward_hooks.items(), *self._forward_hooks.items()]:
                 called.add(hook_id)
-                if hook_id in self._forward_hooks_with_kwargs:
+                if (
+                    hook_id in self._forward_hooks_with_kwargs
+                    or hook_id in _global_forward_hooks_with_kwargs
+                ):
                     replaced = hook(self, args, kwargs, result)
                 else:
                     replaced = hook(self, args, result)
@@ -225,6 +374,19 @@ class Module:
         return result if backward_run is None else backward_run.wrap_outputs(result)
 
     def _run_always_called_hooks(self, args: tuple, kwargs: dict, result: Any, called: set) -> None:
+        for hook_id, hook in list(_global_forward_hooks.items()):
+            if hook_id not in _global_forward_hooks_always_called or hook_id in called:
+                continue
+            try:
+                replaced = hook(self, args, result)
+                if replaced is not None:
+                    result = replaced
+            except Exception as error:
+                warnings.warn(
+                    "global module forward hook with ``always_call=True`` raised an exception "
+                    f"that was silenced as another error was raised in forward: {error}",
+                    stacklevel=3,
+                )
         for hook_id, hook in list(self._forward_hooks.items()):
             if hook_id not in self._forward_hooks_always_called or hook_id in called:
                 continue
@@ -311,6 +473,8 @@ class Module:
                 f"be created explicitly. To express '{name}' as a function of another Tensor, "
                 "compute the value in the forward() method."
             )
+        if param is not None and _global_parameter_registration_hooks:
+            param = _registered(_global_parameter_registration_hooks, self, name, param)
         self._parameters[name] = param
 
     def register_buffer(self, name: str, tensor: Tensor | None, persistent: bool = True) -> None:
@@ -324,6 +488,8 @@ class Module:
                 f"cannot assign '{_typename(tensor)}' object to buffer '{name}' "
                 "(tensorkit Tensor or None required)"
             )
+        if _global_buffer_registration_hooks:
+            tensor = _registered(_global_buffer_registration_hooks, self, name, tensor)
         self._buffers[name] = tensor
         if persistent:
             self._non_persistent_buffers_set.discard(name)
@@ -342,9 +508,15 @@ class Module:
             raise KeyError(f'module name can\'t contain ".", got: {name}')
         if name == "":
             raise KeyError('module name can\'t be empty string ""')
-        self._set_child(name, module)
+        self._register_child(name, module)
 
     register_module = add_module
+
+    def _register_child(self, name: str, module: Module | None) -> None:
+        """``_set_child`` after the global module registration hooks."""
+        if _global_module_registration_hooks:
+            module = _registered(_global_module_registration_hooks, self, name, module)
+        self._set_child(name, module)
 
     def _set_child(self, name: str, module: Module | None) -> None:
         """Store a child and give it ``name`` as its module-path segment."""
@@ -383,7 +555,7 @@ class Module:
             if modules is None:
                 raise AttributeError("cannot assign module before Module.__init__() call")
             self._forget(name, self.__dict__, self._parameters, self._buffers)
-            self._set_child(name, value)
+            self._register_child(name, value)
             return
         if modules is not None and name in modules:
             if value is not None:
@@ -391,7 +563,7 @@ class Module:
                     f"cannot assign '{_typename(value)}' as child module '{name}' "
                     "(tensorkit.nn.Module or None expected)"
                 )
-            self._set_child(name, value)
+            self._register_child(name, value)
             return
         buffers = self.__dict__.get("_buffers")
         if isinstance(value, Buffer) or (buffers is not None and name in buffers):
@@ -584,11 +756,12 @@ class Module:
         fn(self)
         return self
 
-    def _apply(self, fn: Callable[[Tensor], Tensor]) -> Module:
+    def _apply(self, fn: Callable[[Tensor], Tensor], recurse: bool = True) -> Module:
         """Convert every parameter, gradient and buffer with ``fn``; parameters keep their
         identity (their data is replaced), so optimizers holding them stay valid."""
-        for module in self.children():
-            module._apply(fn)
+        if recurse:
+            for module in self.children():
+                module._apply(fn)
         with no_grad():
             for param in self._parameters.values():
                 if param is None:
@@ -613,6 +786,11 @@ class Module:
 
         return self._apply(convert)
 
+    def to_empty(self, *, device: str | device | int | None, recurse: bool = True) -> Module:
+        """Move parameters and buffers to ``device`` without copying their values (the new
+        storage is uninitialized)."""
+        return self._apply(lambda t: empty_like(t, device=device), recurse=recurse)
+
     def cpu(self) -> Module:
         return self._apply(lambda t: t.cpu())
 
@@ -635,15 +813,29 @@ class Module:
     def state_dict(
         self, *, destination: dict | None = None, prefix: str = "", keep_vars: bool = False
     ) -> dict[str, Tensor]:
-        """Parameters and persistent buffers by dotted name (detached unless ``keep_vars``)."""
+        """Parameters, persistent buffers and extra state by dotted name (detached unless
+        ``keep_vars``), with each module's ``version`` in ``destination._metadata``."""
         if destination is None:
             destination = OrderedDict()
+            destination._metadata = OrderedDict()  # type: ignore[attr-defined]
+        local_metadata = {"version": self._version}
+        if hasattr(destination, "_metadata"):
+            destination._metadata[prefix[:-1]] = local_metadata
+        for hook in self._state_dict_pre_hooks.values():
+            hook(self, prefix, keep_vars)
         self._save_to_state_dict(destination, prefix, keep_vars)
         for name, module in self._modules.items():
             if module is not None:
                 module.state_dict(
                     destination=destination, prefix=prefix + name + ".", keep_vars=keep_vars
                 )
+        for hook in self._state_dict_hooks.values():
+            result = hook(self, destination, prefix, local_metadata)
+            if not getattr(hook, "_from_public_api", False):
+                if result is not None:
+                    destination = result
+            elif result is not None:
+                raise RuntimeError("state_dict post-hook must return None")
         return destination
 
     def _save_to_state_dict(self, destination: dict, prefix: str, keep_vars: bool) -> None:
@@ -653,6 +845,61 @@ class Module:
         for name, buffer in self._buffers.items():
             if buffer is not None and name not in self._non_persistent_buffers_set:
                 destination[prefix + name] = buffer if keep_vars else buffer.detach()
+        if type(self).get_extra_state is not Module.get_extra_state:
+            destination[prefix + _EXTRA_STATE_KEY_SUFFIX] = self.get_extra_state()
+
+    def get_extra_state(self) -> Any:
+        """Extra (picklable) state for ``state_dict``, saved under ``'_extra_state'``;
+        override together with ``set_extra_state``."""
+        raise RuntimeError(
+            "Reached a code path in Module.get_extra_state() that should never be called."
+        )
+
+    def set_extra_state(self, state: Any) -> None:
+        """Restore what ``get_extra_state`` returned, from a loaded state dict."""
+        raise RuntimeError(
+            "Reached a code path in Module.set_extra_state() that should never be called."
+        )
+
+    def register_state_dict_pre_hook(self, hook: Callable[..., None]) -> RemovableHandle:
+        """Run ``hook(module, prefix, keep_vars)`` before ``state_dict`` saves this module."""
+        return RemovableHandle(self._state_dict_pre_hooks, hook)
+
+    def register_state_dict_post_hook(self, hook: Callable[..., None]) -> RemovableHandle:
+        """Run ``hook(module, state_dict, prefix, local_metadata)`` after ``state_dict`` saved
+        this module and its children; it may edit ``state_dict`` in place (and must return
+        None)."""
+        hook._from_public_api = True  # type: ignore[attr-defined]
+        return RemovableHandle(self._state_dict_hooks, hook)
+
+    def _register_state_dict_hook(self, hook: Callable[..., Any]) -> RemovableHandle:
+        """The older post-hook: a non-None result replaces the state dict (respected at the
+        root module only)."""
+        if getattr(hook, "_from_public_api", False):
+            raise RuntimeError(
+                "Cannot register the same function as the state dict post hook that was "
+                "previously registered via register_state_dict_post_hook"
+            )
+        return RemovableHandle(self._state_dict_hooks, hook)
+
+    def _register_load_state_dict_pre_hook(
+        self, hook: Callable[..., None], with_module: bool = False
+    ) -> RemovableHandle:
+        """As ``register_load_state_dict_pre_hook``; without ``with_module`` the hook is not
+        given the module."""
+        return RemovableHandle(
+            self._load_state_dict_pre_hooks, _WrappedHook(hook, self if with_module else None)
+        )
+
+    def register_load_state_dict_pre_hook(self, hook: Callable[..., None]) -> RemovableHandle:
+        """Run ``hook(module, state_dict, prefix, local_metadata, strict, missing_keys,
+        unexpected_keys, error_msgs)`` before this module loads its entries."""
+        return self._register_load_state_dict_pre_hook(hook, with_module=True)
+
+    def register_load_state_dict_post_hook(self, hook: Callable[..., None]) -> RemovableHandle:
+        """Run ``hook(module, incompatible_keys)`` after this module and its children loaded;
+        it may edit ``missing_keys``/``unexpected_keys`` in place (which ``strict`` sees)."""
+        return RemovableHandle(self._load_state_dict_post_hooks, hook)
 
     def load_state_dict(
         self, state_dict: Mapping[str, Any], strict: bool = True, assign: bool = False
@@ -665,8 +912,31 @@ class Module:
         missing: list[str] = []
         unexpected: list[str] = []
         errors: list[str] = []
-        for prefix, module in self._prefixed_modules():
-            module._load_from_state_dict(state_dict, prefix, assign, missing, unexpected, errors)
+        metadata = getattr(state_dict, "_metadata", None)
+        state_dict = OrderedDict(state_dict)
+
+        def load(module: Module, local: dict, prefix: str) -> None:
+            local_metadata = {} if metadata is None else dict(metadata.get(prefix[:-1], {}))
+            if assign:
+                local_metadata["assign_to_params_buffers"] = assign
+            for hook in module._load_state_dict_pre_hooks.values():
+                hook(local, prefix, local_metadata, True, missing, unexpected, errors)
+            module._load_from_state_dict(local, prefix, assign, missing, unexpected, errors)
+            for name, child in module._modules.items():
+                if child is not None:
+                    child_prefix = prefix + name + "."
+                    child_local = {k: v for k, v in local.items() if k.startswith(child_prefix)}
+                    load(child, child_local, child_prefix)
+            incompatible = _IncompatibleKeys(missing, unexpected)
+            for hook in module._load_state_dict_post_hooks.values():
+                if hook(module, incompatible) is not None:
+                    raise AssertionError(
+                        "Hooks registered with ``register_load_state_dict_post_hook`` are not "
+                        "expected to return new values, if incompatible_keys need to be "
+                        "modified, it should be done inplace."
+                    )
+
+        load(self, state_dict, "")
         if strict:
             if unexpected:
                 keys = ", ".join(f'"{key}"' for key in unexpected)
@@ -679,11 +949,6 @@ class Module:
                 f"Error(s) in loading state_dict for {self._get_name()}:\n\t" + "\n\t".join(errors)
             )
         return _IncompatibleKeys(missing, unexpected)
-
-    def _prefixed_modules(self) -> Iterator[tuple[str, Module]]:
-        """Every module with its state-dict prefix (``'fc.'``), sharing included."""
-        for name, module in self.named_modules(remove_duplicate=False):
-            yield (name + "." if name else ""), module
 
     def _load_from_state_dict(
         self,
@@ -731,8 +996,16 @@ class Module:
                     f"are {current.shape} and whose dimensions in the checkpoint are "
                     f"{given.shape}, an exception occurred : {error.args}."
                 )
+        extra_key = prefix + _EXTRA_STATE_KEY_SUFFIX
+        if type(self).set_extra_state is not Module.set_extra_state:
+            if extra_key in state_dict:
+                self.set_extra_state(state_dict[extra_key])
+            else:
+                missing.append(extra_key)
+        elif extra_key in state_dict:
+            unexpected.append(extra_key)
         for key in state_dict:
-            if not key.startswith(prefix):
+            if not key.startswith(prefix) or key == extra_key:
                 continue
             head = key[len(prefix) :].split(".", 1)
             if len(head) > 1:
