@@ -5,8 +5,10 @@ from __future__ import annotations
 import numpy as np
 import pytest
 from harness import check_grads, check_torch
+from nn_parity import compare_modules
 
 import tensorkit as tk
+import tensorkit.nn as nn
 import tensorkit.nn.functional as F  # noqa: N812
 
 # Inputs that include the kinks (0, +-1, +-3, 6) and large magnitudes (overflow guards).
@@ -329,6 +331,178 @@ def test_embedding_errors():
         F.embedding(tk.tensor([0.0, 1.0]), tk.ones(3, 2))
     with pytest.raises(IndexError, match="index out of range in self"):
         F.embedding(tk.tensor([0, 3]), tk.ones(3, 2))
+
+
+# ------------------------------------------------------------------------ embedding_bag
+BAG_INPUT = np.array([0, 2, 1, 5, 5, 3, 0, 4])
+BAG_OFFSETS = np.array([0, 2, 2, 5])
+
+
+def _bag_case(lib, flat, include_last_offset):
+    """Bags of BAG_INPUT as 1-D input with offsets (with the CSR end when asked) or 2-D."""
+    if flat:
+        offsets = np.append(BAG_OFFSETS, len(BAG_INPUT)) if include_last_offset else BAG_OFFSETS
+        return lib.tensor(BAG_INPUT), lib.tensor(offsets)
+    return lib.tensor(BAG_INPUT.reshape(2, 4)), None
+
+
+@pytest.mark.parametrize("mode", ["sum", "mean", "max"])
+@pytest.mark.parametrize("padding_idx", [None, 5, -1])
+@pytest.mark.parametrize(("flat", "last"), [(True, False), (True, True), (False, False)])
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+def test_embedding_bag_matches_torch(mode, padding_idx, flat, last, dtype):
+    torch = pytest.importorskip("torch")
+    weight = RNG.standard_normal((6, 3)).astype(dtype)
+    kwargs = {"mode": mode, "padding_idx": padding_idx, "include_last_offset": last}
+    (i_tk, o_tk), (i_torch, o_torch) = _bag_case(tk, flat, last), _bag_case(torch, flat, last)
+    check_torch(
+        lambda w: F.embedding_bag(i_tk, w, o_tk, **kwargs),
+        lambda w: torch.nn.functional.embedding_bag(i_torch, w, o_torch, **kwargs),
+        weight,
+    )
+
+
+@pytest.mark.parametrize("mode", ["sum", "mean"])
+def test_embedding_bag_scale_grad_by_freq_and_max_norm_match_torch(mode):
+    torch = pytest.importorskip("torch")
+    (i_tk, o_tk), (i_torch, o_torch) = _bag_case(tk, True, False), _bag_case(torch, True, False)
+    bag_of = torch.tensor([0, 0, 2, 2, 2, 3, 3, 3])
+    sizes = torch.tensor([2.0, 1.0, 3.0, 3.0]).double().unsqueeze(1) if mode == "mean" else 1.0
+
+    def reference(w):
+        # torch's embedding_bag divides by the wrong index's count (torch 2.13); F.embedding
+        # scales each row's gradient by its own frequency, as the documentation says.
+        rows = torch.nn.functional.embedding(i_torch, w, scale_grad_by_freq=True)
+        return torch.zeros(4, 3, dtype=w.dtype).index_add(0, bag_of, rows) / sizes
+
+    check_torch(
+        lambda w: F.embedding_bag(i_tk, w, o_tk, mode=mode, scale_grad_by_freq=True),
+        reference,
+        RNG.standard_normal((6, 3)),
+    )
+    weight = RNG.standard_normal((6, 3)) * 3
+    mine, theirs = tk.tensor(weight), torch.tensor(weight)
+    out = F.embedding_bag(i_tk, mine, o_tk, max_norm=1.0, norm_type=3.0, mode=mode)
+    expected = torch.nn.functional.embedding_bag(
+        i_torch, theirs, o_torch, max_norm=1.0, norm_type=3.0, mode=mode
+    )
+    np.testing.assert_allclose(out.numpy(), expected.numpy(), rtol=1e-6)
+    np.testing.assert_allclose(mine.numpy(), theirs.numpy(), rtol=1e-6)
+
+
+def test_embedding_bag_per_sample_weights_match_torch():
+    torch = pytest.importorskip("torch")
+    (i_tk, o_tk), (i_torch, o_torch) = _bag_case(tk, True, False), _bag_case(torch, True, False)
+    check_torch(
+        lambda w, p: F.embedding_bag(i_tk, w, o_tk, mode="sum", per_sample_weights=p),
+        lambda w, p: torch.nn.functional.embedding_bag(
+            i_torch, w, o_torch, mode="sum", per_sample_weights=p, padding_idx=None
+        ),
+        RNG.standard_normal((6, 3)),
+        RNG.standard_normal(8),
+    )
+    check_torch(
+        lambda w, p: F.embedding_bag(
+            tk.tensor([[1, 0], [2, 2]]), w, mode="sum", per_sample_weights=p
+        ),
+        lambda w, p: torch.nn.functional.embedding_bag(
+            torch.tensor([[1, 0], [2, 2]]), w, mode="sum", per_sample_weights=p
+        ),
+        RNG.standard_normal((3, 2)).astype(np.float32),
+        RNG.standard_normal((2, 2)).astype(np.float32),
+    )
+
+
+@pytest.mark.parametrize("mode", ["sum", "mean", "max"])
+def test_embedding_bag_gradcheck(mode):
+    inputs, offsets = tk.tensor(BAG_INPUT), tk.tensor(BAG_OFFSETS)
+    weight = RNG.standard_normal((6, 3))
+    check_grads(lambda w: F.embedding_bag(inputs, w, offsets, mode=mode, padding_idx=3), weight)
+    check_grads(
+        lambda w, p: F.embedding_bag(inputs, w, offsets, mode="sum", per_sample_weights=p),
+        weight,
+        RNG.standard_normal(8),
+    )
+
+
+def test_embedding_bag_empty_and_int32():
+    out = F.embedding_bag(tk.tensor([0, 1], dtype=tk.int32), tk.ones(3, 2), tk.tensor([0, 2, 2]))
+    assert out.tolist() == [[1.0, 1.0], [0.0, 0.0], [0.0, 0.0]]
+    empty = tk.tensor([], dtype=tk.int64)
+    assert F.embedding_bag(empty, tk.ones(3, 2), tk.tensor([0, 0]), mode="max").shape == (2, 2)
+    assert F.embedding_bag(tk.tensor([1]), tk.ones(3, 2), empty).shape == (0, 2)
+
+
+def test_embedding_bag_errors():
+    w, idx, offsets = tk.ones(4, 3), tk.tensor([0, 1, 2, 3]), tk.tensor([0, 2])
+    with pytest.raises(ValueError, match=r"If per_sample_weights \(tensorkit.Size\(\[2\]\)\)"):
+        F.embedding_bag(tk.tensor([[0, 1]]), w, mode="sum", per_sample_weights=tk.ones(2))
+    with pytest.raises(
+        ValueError, match="weight has to be a 2D Tensor, but got Tensor of dimension 1"
+    ):
+        F.embedding_bag(idx, tk.ones(3), offsets)
+    with pytest.raises(ValueError, match="if input is 2D, then offsets has to be None"):
+        F.embedding_bag(tk.tensor([[0, 1]]), w, offsets)
+    with pytest.raises(ValueError, match="offsets has to be a 1D Tensor but got None"):
+        F.embedding_bag(idx, w)
+    with pytest.raises(ValueError, match=r"offsets has to be a 1D Tensor$"):
+        F.embedding_bag(idx, w, tk.tensor([[0]]))
+    with pytest.raises(ValueError, match="input has to be 1D or 2D Tensor, but got Tensor of dim"):
+        F.embedding_bag(tk.tensor([[[0]]]), w)
+    with pytest.raises(ValueError, match="mode has to be one of sum, mean or max"):
+        F.embedding_bag(idx, w, offsets, mode="min")
+    with pytest.raises(ValueError, match="max mode does not support scaling the gradient"):
+        F.embedding_bag(idx, w, offsets, mode="max", scale_grad_by_freq=True)
+    with pytest.raises(ValueError, match="max mode does not support sparse weights"):
+        F.embedding_bag(idx, w, offsets, mode="max", sparse=True)
+    with pytest.raises(
+        NotImplementedError, match=r"only supported for mode='sum' \(got mode='mean'\)"
+    ):
+        F.embedding_bag(idx, w, offsets, per_sample_weights=tk.ones(4))
+    with pytest.raises(RuntimeError, match="'weight' to have the same type as tensor for argument"):
+        F.embedding_bag(idx, w, offsets, mode="sum", per_sample_weights=tk.ones(4).double())
+    with pytest.raises(RuntimeError, match="'indices' to have one of the following scalar types"):
+        F.embedding_bag(idx.float(), w, offsets)
+    with pytest.raises(RuntimeError, match="-4 through 3, but got 4"):
+        F.embedding_bag(idx, w, offsets, padding_idx=4)
+    with pytest.raises(RuntimeError, match=r"offsets\[0\] has to be 0, i\.e\., the first sequence"):
+        F.embedding_bag(idx, w, tk.tensor([1, 2]))
+    with pytest.raises(RuntimeError, match="can not be greater than input's length 4 but got"):
+        F.embedding_bag(idx, w, tk.tensor([0, 5]))
+    with pytest.raises(RuntimeError, match=r"Index 1 of input takes value 4 which is not in the"):
+        F.embedding_bag(tk.tensor([[0, 4]]), w)
+
+
+def test_embedding_bag_module_matches_torch_and_prints_like_it():
+    torch = pytest.importorskip("torch")
+    idx = BAG_INPUT.reshape(2, 4)
+    for kwargs in ({}, {"mode": "max", "padding_idx": 2}, {"mode": "sum", "max_norm": 1.0}):
+        compare_modules(nn.EmbeddingBag(6, 3, **kwargs), torch.nn.EmbeddingBag(6, 3, **kwargs), idx)
+    bag = nn.EmbeddingBag(6, 3, mode="sum", include_last_offset=True)
+    out = bag(tk.tensor([1, 2, 3]), tk.tensor([0, 1, 3]), tk.ones(3))
+    np.testing.assert_allclose(out.detach().numpy()[1], (bag.weight[2] + bag.weight[3]).tolist())
+    assert repr(nn.EmbeddingBag(4, 3)) == "EmbeddingBag(4, 3, mode='mean')"
+    full = nn.EmbeddingBag(4, 3, 1.0, 3.0, True, "sum", include_last_offset=True, padding_idx=-1)
+    assert repr(full) == (
+        "EmbeddingBag(4, 3, max_norm=1.0, norm_type=3.0, scale_grad_by_freq=True, mode='sum', "
+        "padding_idx=3)"
+    )
+    assert full.weight[3].tolist() == [0.0, 0.0, 0.0]
+    with pytest.raises(AssertionError, match="padding_idx must be within num_embeddings"):
+        nn.EmbeddingBag(4, 3, padding_idx=4)
+    with pytest.raises(AssertionError, match="Shape of weight does not match"):
+        nn.EmbeddingBag(4, 3, _weight=tk.ones(2, 2))
+
+
+def test_embedding_bag_from_pretrained():
+    weights = tk.tensor([[1.0, 2.0], [3.0, 4.0], [5.0, 6.0]])
+    frozen = nn.EmbeddingBag.from_pretrained(weights, mode="max", padding_idx=2)
+    assert not frozen.weight.requires_grad
+    assert repr(frozen) == "EmbeddingBag(3, 2, mode='max', padding_idx=2)"
+    assert frozen(tk.tensor([[0, 1, 2]])).tolist() == [[3.0, 4.0]]
+    assert nn.EmbeddingBag.from_pretrained(weights, freeze=False).weight.requires_grad
+    with pytest.raises(AssertionError, match="Embeddings parameter is expected to be 2-dim"):
+        nn.EmbeddingBag.from_pretrained(tk.ones(3))
 
 
 def test_one_hot():

@@ -167,3 +167,114 @@ def test_parameters_to_vector_and_back():
     assert isinstance(model[0].weight, nn.Parameter)
     with pytest.raises(TypeError, match=r"expected tensorkit\.Tensor, but got: list"):
         nn.utils.vector_to_parameters([1.0], model.parameters())  # type: ignore[arg-type]
+
+
+@pytest.mark.parametrize("norm_type", [2.0, 1.0, "inf"])
+def test_get_total_norm_and_clip_grads_with_norm_match_torch(norm_type):
+    torch = _torch()
+    mine, theirs = _grads_pair(torch)
+    total = nn.utils.get_total_norm([p.grad for p in mine], norm_type)
+    expected = torch.nn.utils.get_total_norm([q.grad for q in theirs], norm_type)
+    assert total.item() == pytest.approx(expected.item(), rel=1e-12)
+    nn.utils.clip_grads_with_norm_(mine, 0.5, total)
+    torch.nn.utils.clip_grads_with_norm_(theirs, 0.5, expected)
+    for p, q in zip(mine, theirs, strict=True):
+        np.testing.assert_allclose(p.grad.numpy(), q.grad.numpy(), rtol=1e-12)
+
+
+def test_get_total_norm_edge_cases():
+    assert nn.utils.get_total_norm([]).item() == 0.0
+    assert nn.utils.get_total_norm(tk.tensor([3.0, 4.0])).item() == 5.0
+    with pytest.raises(RuntimeError, match=r"The total norm of order 2\.0 for gradients"):
+        nn.utils.get_total_norm([tk.tensor([float("inf")])], error_if_nonfinite=True)
+    p = nn.Parameter(tk.ones(2))
+    nn.utils.clip_grads_with_norm_(p, 1.0, tk.tensor(10.0))  # no gradient: nothing to do
+    assert p.grad is None
+    with pytest.warns(UserWarning, match="`parameters` is an empty generator"):
+        nn.utils.clip_grad_norm_((q for q in []), 1.0)
+
+
+def test_skip_init():
+    layer = nn.utils.skip_init(nn.Linear, 3, 4, dtype=tk.float64)
+    assert isinstance(layer.weight, nn.Parameter) and layer.weight.requires_grad
+    assert layer.weight.shape == (4, 3) and layer.weight.dtype == tk.float64
+    with pytest.raises(RuntimeError, match="Expected a Module; got <class 'int'>"):
+        nn.utils.skip_init(int)
+    with pytest.raises(RuntimeError, match="Module must support a 'device' arg to skip init"):
+        nn.utils.skip_init(nn.ReLU)
+
+
+def _trained_bn(bn, shape):
+    """A batch norm with non-trivial running statistics and affine parameters, in eval."""
+    for _ in range(3):
+        bn(tk.randn(*shape) * 2 + 1)
+    with tk.no_grad():
+        bn.weight.copy_(tk.randn(bn.num_features))
+        bn.bias.copy_(tk.randn(bn.num_features))
+    return bn.eval()
+
+
+@pytest.mark.parametrize(
+    ("conv", "transpose"),
+    [
+        (nn.Conv2d(2, 4, 3), False),
+        (nn.Conv2d(2, 4, 3, bias=False), False),
+        (nn.ConvTranspose2d(2, 4, 3), True),
+    ],
+)
+def test_fuse_conv_bn_eval_matches_the_pair(conv, transpose):
+    bn = _trained_bn(nn.BatchNorm2d(4), (5, 4, 3, 3))
+    conv.eval()
+    fused = nn.utils.fuse_conv_bn_eval(conv, bn, transpose=transpose)
+    x = tk.randn(2, 2, 5, 5)
+    np.testing.assert_allclose(fused(x).detach().numpy(), bn(conv(x)).detach().numpy(), atol=1e-5)
+    assert fused is not conv and isinstance(fused.bias, nn.Parameter)
+    assert conv.bias is None or fused.bias is not conv.bias
+
+
+def test_fuse_weights_match_torch():
+    torch = _torch()
+    rng = np.random.default_rng(0)
+    w, b, mean, w_bn, b_bn = (rng.standard_normal(s) for s in [(4, 2, 3), 4, 4, 4, 4])
+    var = rng.uniform(0.5, 2.0, 4)
+    mine = nn.utils.fuse_conv_bn_weights(*map(tk.tensor, (w, b, mean, var)), 1e-5, None, None)
+    theirs = torch.nn.utils.fuse_conv_bn_weights(
+        *map(torch.tensor, (w, b, mean, var)), 1e-5, None, None
+    )
+    linear = nn.utils.fuse_linear_bn_weights(
+        tk.tensor(w[:, :, 0]),
+        None,
+        *map(tk.tensor, (mean, var)),
+        1e-3,
+        tk.tensor(w_bn),
+        tk.tensor(b_bn),
+    )
+    linear_theirs = torch.nn.utils.fuse_linear_bn_weights(
+        torch.tensor(w[:, :, 0]),
+        None,
+        *map(torch.tensor, (mean, var)),
+        1e-3,
+        torch.tensor(w_bn),
+        torch.tensor(b_bn),
+    )
+    for got, expected in zip([*mine, *linear], [*theirs, *linear_theirs], strict=True):
+        assert isinstance(got, nn.Parameter) and got.requires_grad == expected.requires_grad
+        np.testing.assert_allclose(got.detach().numpy(), expected.detach().numpy(), rtol=1e-12)
+
+
+def test_fuse_linear_bn_eval_and_errors():
+    linear, bn = nn.Linear(3, 4).eval(), _trained_bn(nn.BatchNorm1d(4), (6, 4))
+    fused = nn.utils.fuse_linear_bn_eval(linear, bn)
+    x = tk.randn(5, 3)
+    np.testing.assert_allclose(fused(x).detach().numpy(), bn(linear(x)).detach().numpy(), atol=1e-5)
+    with pytest.raises(AssertionError, match="Fusion only for eval!"):
+        nn.utils.fuse_linear_bn_eval(nn.Linear(3, 4), bn)
+    with pytest.raises(AssertionError, match="Fusion only for eval!"):
+        nn.utils.fuse_conv_bn_eval(nn.Conv1d(1, 4, 1).eval(), nn.BatchNorm1d(4))
+    with pytest.raises(AssertionError, match=r"linear\.out_features=3 and bn\.num_features=4"):
+        nn.utils.fuse_linear_bn_eval(nn.Linear(3, 3).eval(), bn)
+    no_stats = nn.BatchNorm1d(4, track_running_stats=False).eval()
+    with pytest.raises(
+        AssertionError, match=r"bn\.running_mean and bn\.running_var must not be None"
+    ):
+        nn.utils.fuse_linear_bn_eval(linear, no_stats)

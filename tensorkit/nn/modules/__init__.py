@@ -94,7 +94,7 @@ from .pooling import (
     MaxPool2d,
 )
 from .rnn import GRU, LSTM, RNN, GRUCell, LSTMCell, RNNBase, RNNCell, RNNCellBase
-from .sparse import Embedding
+from .sparse import Embedding, EmbeddingBag
 from .transformer import (
     Transformer,
     TransformerDecoder,
@@ -193,6 +193,7 @@ __all__ = [
     "LocalResponseNorm",
     "RMSNorm",
     "Embedding",
+    "EmbeddingBag",
     "Conv1d",
     "Conv2d",
     "Conv3d",

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import types
+import warnings
 from collections.abc import Iterable
 
 from ...autograd.grad_mode import no_grad
@@ -9,13 +11,56 @@ from ...ops.creation import tensor
 from ...ops.shape import stack
 from ...tensor import Tensor
 
-__all__ = ["clip_grad_norm_", "clip_grad_value_"]
+__all__ = ["clip_grad_norm_", "clip_grad_value_", "clip_grads_with_norm_", "get_total_norm"]
 
 
 def _grads(parameters: Tensor | Iterable[Tensor]) -> list[Tensor]:
     if isinstance(parameters, Tensor):
         parameters = [parameters]
     return [p.grad for p in parameters if p.grad is not None]
+
+
+def get_total_norm(
+    tensors: Tensor | Iterable[Tensor],
+    norm_type: float | str = 2.0,
+    error_if_nonfinite: bool = False,
+    foreach: bool | None = None,
+) -> Tensor:
+    """The ``norm_type``-norm of all ``tensors`` together (as if concatenated into one
+    vector); 0 for none. ``foreach`` is accepted for compatibility."""
+    from ...linalg import vector_norm
+
+    tensors = [tensors] if isinstance(tensors, Tensor) else list(tensors)
+    norm_type = float(norm_type)
+    if not tensors:
+        return tensor(0.0)
+    with no_grad():
+        norms = [vector_norm(t, norm_type) for t in tensors]
+        total = vector_norm(stack([n.to(norms[0].device) for n in norms]), norm_type)
+    if error_if_nonfinite and bool(total.isnan() | total.isinf()):
+        raise RuntimeError(
+            f"The total norm of order {norm_type} for gradients from `parameters` is "
+            "non-finite, so it cannot be clipped. To disable this error and scale the "
+            "gradients by the non-finite norm anyway, set `error_if_nonfinite=False`"
+        )
+    return total
+
+
+def clip_grads_with_norm_(
+    parameters: Tensor | Iterable[Tensor],
+    max_norm: float,
+    total_norm: Tensor,
+    foreach: bool | None = None,
+) -> None:
+    """Scale every gradient by ``min(max_norm / (total_norm + 1e-6), 1)``, in place, for a
+    ``total_norm`` computed beforehand (``get_total_norm``)."""
+    grads = _grads(parameters)
+    if not grads:
+        return
+    with no_grad():
+        coefficient = (float(max_norm) / (total_norm + 1e-6)).clamp(max=1.0)
+        for g in grads:
+            g.mul_(coefficient.to(g.device, g.dtype))
 
 
 def clip_grad_norm_(
@@ -28,25 +73,18 @@ def clip_grad_norm_(
     """Scale all gradients together so their total ``norm_type``-norm (as if concatenated)
     is at most ``max_norm``; returns that total norm (before clipping). ``foreach`` is
     accepted for compatibility (tensorkit has one implementation)."""
-    from ...linalg import vector_norm
-
-    grads = _grads(parameters)
-    max_norm = float(max_norm)
-    norm_type = float(norm_type)
-    if not grads:
-        return tensor(0.0)
-    with no_grad():
-        norms = [vector_norm(g, norm_type) for g in grads]
-        total = vector_norm(stack([n.to(norms[0].device) for n in norms]), norm_type)
-        if error_if_nonfinite and bool(total.isnan() | total.isinf()):
-            raise RuntimeError(
-                f"The total norm of order {norm_type} for gradients from `parameters` is "
-                "non-finite, so it cannot be clipped. To disable this error and scale the "
-                "gradients by the non-finite norm anyway, set `error_if_nonfinite=False`"
+    if isinstance(parameters, Tensor):
+        parameters = [parameters]
+    else:
+        generator = isinstance(parameters, types.GeneratorType)
+        parameters = list(parameters)
+        if generator and not parameters:
+            warnings.warn(
+                "`parameters` is an empty generator, no gradient clipping will occur.",
+                stacklevel=2,
             )
-        coefficient = (max_norm / (total + 1e-6)).clamp(max=1.0)
-        for g in grads:
-            g.mul_(coefficient.to(g.device, g.dtype))
+    total = get_total_norm(_grads(parameters), norm_type, error_if_nonfinite, foreach)
+    clip_grads_with_norm_(parameters, max_norm, total, foreach)
     return total
 
 
