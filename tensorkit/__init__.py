@@ -172,6 +172,7 @@ _keep_large_buffers()
 
 _LAZY_SUBMODULES = (
     "linalg",
+    "fft",
     "func",
     "array_api",
     "optim",

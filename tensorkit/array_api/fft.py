@@ -208,14 +208,27 @@ def _real_inverse(x: Tensor, axis: int, n: int, norm: str) -> Tensor:
 def hfft(x: Tensor, /, *, n: int | None = None, axis: int = -1, norm: Norm = "backward") -> Tensor:
     """The transform of a Hermitian-symmetric signal given by its first half: a real array of
     length ``n`` (by default ``2 * (m - 1)``)."""
-    return irfft(conj(_as_complex(x)), n=n, axis=axis, norm=_swap(norm))
+    return _hfftn(x, None if n is None else [n], [axis], norm)
 
 
 def ihfft(x: Tensor, /, *, n: int | None = None, axis: int = -1, norm: Norm = "backward") -> Tensor:
     """The inverse of ``hfft``: the first half of the spectrum of a real signal."""
     if x.is_complex():
         raise TypeError("ihfft needs a real-valued array")
-    return conj(rfft(x, n=n, axis=axis, norm=_swap(norm)))
+    return _ihfftn(x, None if n is None else [n], [axis], norm)
+
+
+def _hfftn(x: Tensor, s: Sequence[int] | None, axes: Sequence[int], norm: str) -> Tensor:
+    """The transform of a signal Hermitian-symmetric over ``axes``, given by its first half
+    along the last of them: the real inverse transform of its conjugate, scaled like a
+    forward one."""
+    return irfftn(conj(_as_complex(x)), s=s, axes=axes, norm=_swap(norm))
+
+
+def _ihfftn(x: Tensor, s: Sequence[int] | None, axes: Sequence[int], norm: str) -> Tensor:
+    """The inverse of ``_hfftn`` for real ``x``: the conjugate of its real transform, scaled
+    like an inverse one."""
+    return conj(rfftn(x, s=s, axes=axes, norm=_swap(norm)))
 
 
 def _swap(norm: str) -> str:
