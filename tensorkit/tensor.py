@@ -356,19 +356,24 @@ class Tensor:
 
     def __bool__(self) -> bool:
         if self._data.size != 1:
-            raise RuntimeError(
-                f"Boolean value of Tensor with {self._data.size} elements is ambiguous"
-            )
+            amount = "more than one value" if self._data.size else "no values"
+            raise RuntimeError(f"Boolean value of Tensor with {amount} is ambiguous")
         return bool(self._data.reshape(()).item())
 
     def __float__(self) -> float:
-        return float(self.item())
+        return float(self._scalar())
 
     def __int__(self) -> int:
-        return int(self.item())
+        return int(self._scalar())
 
     def __complex__(self) -> complex:
-        return complex(self.item())
+        return complex(self._scalar())
+
+    def _scalar(self) -> Any:
+        """The one element, for the Python number protocols (PyTorch's ValueError otherwise)."""
+        if self._data.size != 1:
+            raise ValueError("only one element tensors can be converted to Python scalars")
+        return self._data.reshape(()).item()
 
     def __index__(self) -> int:
         if self._data.dtype.kind not in "iub" or self._data.size != 1:

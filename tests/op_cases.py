@@ -334,6 +334,28 @@ BINARY_CASES = [
     _binary("add", real, real),
     case("add-alpha", lambda m, a, b: m.add(a, b, alpha=2.5), real, real, shapes=BINARY),
     case("add-scalar", lambda m, a: m.add(a, 1.5, alpha=2), real),
+    case(
+        "add-alpha-0d-tensor",
+        lambda m, a, b: m.add(a, b, alpha=m.tensor(2.5)),
+        real,
+        real,
+        shapes=BINARY,
+    ),
+    case(
+        "sub-alpha-0d-tensor",
+        lambda m, a, b: m.sub(a, b, alpha=m.tensor(-3)),
+        real,
+        real,
+        shapes=BINARY,
+    ),
+    case(
+        "add-bool-alpha",  # a bool result: alpha is True, so this is a logical or
+        lambda m, a, b: m.add(a, b, alpha=2),
+        bools,
+        bools,
+        shapes=BINARY,
+        gradcheck=False,
+    ),
     case("radd-operator", lambda m, a: 2 + a, real),
     _binary("sub", real, real),
     case("sub-alpha", lambda m, a, b: m.sub(a, b, alpha=0.5), real, real, shapes=BINARY),
@@ -1059,6 +1081,13 @@ SHAPE_CASES = [
     ),
     _shape("repeat_interleave-flat", lambda m, x: m.repeat_interleave(x, 2), ((2, 3), ())),
     case(
+        "repeat_interleave-counts",  # one argument: index i repeated counts[i] times
+        lambda m, r: m.repeat_interleave(r),
+        indices(3),
+        shapes=(((4,),), ((0,),)),
+        gradcheck=False,
+    ),
+    case(
         "repeat_interleave-tensor",
         lambda m, x, r: m.repeat_interleave(x, r, dim=0),
         real,
@@ -1117,6 +1146,20 @@ def _through_view(view: Callable) -> Callable:
 
 
 MATMUL_CASES = [
+    case(
+        "tensordot-dims-0d-tensor",
+        lambda m, a, b: m.tensordot(a, b, dims=m.tensor(1)),
+        real,
+        real,
+        shapes=(((2, 3), (3, 4)),),
+    ),
+    case(
+        "tensordot-dims-tensor-lists",
+        lambda m, a, b: m.tensordot(a, b, dims=m.tensor([[0], [1]])),
+        real,
+        real,
+        shapes=(((3, 2), (4, 3)),),
+    ),
     case(
         "addmm",
         lambda m, x, a, b: m.addmm(x, a, b),
@@ -1264,6 +1307,24 @@ def _setitem_mask(m: object, base: object, mask: object, value: object) -> objec
 
 INDEXING_CASES = [
     _shape("getitem-int", lambda m, x: x[1], ((2, 3), (3,))),
+    case(
+        "searchsorted-out_int32",
+        lambda m, s, v: m.searchsorted(m.sort(s).values, v, out_int32=True),
+        real,
+        real,
+        shapes=(((5,), (3,)), ((2, 5), (2, 3))),
+        gradcheck=False,
+        torch_grad=False,
+    ),
+    case(
+        "bucketize-out_int32",
+        lambda m, v, s: m.bucketize(v, m.sort(s).values, out_int32=True, right=True),
+        real,
+        real,
+        shapes=(((2, 3), (5,)),),
+        gradcheck=False,
+        torch_grad=False,
+    ),
     _shape("getitem-negative-int", lambda m, x: x[-1, -2]),
     _shape("getitem-slice", lambda m, x: x[:, 1:3]),
     _shape("getitem-step", lambda m, x: x[::2, 1::2], ((3, 5),)),

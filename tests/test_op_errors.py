@@ -47,6 +47,15 @@ def _setitem(index: Any, value: Any = 1.0) -> Callable[[Any], Any]:
     return call
 
 
+def _setitem_into_long(
+    index: Callable[[Any], Any], value: Callable[[Any], Any]
+) -> Callable[[Any], Any]:
+    def call(m: Any) -> None:
+        m.zeros(3, dtype=m.int64)[index(m)] = value(m)
+
+    return call
+
+
 BINARY = [
     Misuse(
         "add-broadcast",
@@ -994,7 +1003,348 @@ COMPLEX = [
     ),
 ]
 
-MISUSES = [*BINARY, *UNARY, *REDUCTION, *SHAPE, *INDEXING, *CONVERSION, *COMPLEX]
+
+def _c(m: Any) -> Any:
+    """A complex tensor of two elements."""
+    return m.tensor([1 + 1j, 2 - 1j])
+
+
+# Dtypes an op does not take, and operands whose dtypes differ where PyTorch wants one.
+DTYPES = [
+    *(
+        Misuse(
+            f"{name}-bool",
+            lambda m, name=name: getattr(m, name)(m.tensor([True, False])),
+            RuntimeError,
+            rf"{name}\(\): does not support bool input",
+        )
+        for name in ("argmax", "argmin")
+    ),
+    Misuse(
+        "argmax-complex",
+        lambda m: m.argmax(_c(m), 0),
+        RuntimeError,
+        r"argmax\(\): does not support complex input",
+    ),
+    Misuse(
+        "topk-bool",
+        lambda m: m.topk(m.tensor([True, False]), 1),
+        RuntimeError,
+        r"topk does not support bool dtypes on CPU",
+    ),
+    Misuse(
+        "topk-complex",
+        lambda m: m.topk(_c(m), 1),
+        RuntimeError,
+        r"topk does not support complex dtypes on CPU",
+    ),
+    Misuse(
+        "kthvalue-bool",
+        lambda m: m.kthvalue(m.tensor([True, False]), 1),
+        NotImplementedError,
+        r"\"kthvalue_cpu\" not implemented for 'Bool'",
+    ),
+    Misuse(
+        "kthvalue-empty",
+        lambda m: m.kthvalue(m.ones(2, 0), 1),
+        IndexError,
+        r"kthvalue\(\): Expected reduction dim 1 to have non-zero size\.",
+    ),
+    *(
+        Misuse(
+            f"{name}-complex",
+            lambda m, name=name: getattr(m, name)(_c(m)),
+            NotImplementedError,
+            rf"\"{kernel}\" not implemented for 'ComplexFloat'",
+        )
+        for name, kernel in (
+            ("max", "max_all"),
+            ("min", "min_all"),
+            ("amax", "max_values_cpu"),
+            ("amin", "min_values_cpu"),
+            ("aminmax", "aminmax_cpu"),
+        )
+    ),
+    Misuse(
+        "max-dim-complex",
+        lambda m: m.max(_c(m), 0),
+        RuntimeError,
+        r"max\(\): does not support complex input",
+    ),
+    *(
+        Misuse(
+            f"{name}-complex",
+            lambda m, name=name: getattr(m, name)(_c(m), _c(m)),
+            RuntimeError,
+            rf"{name} not implemented for complex tensors\.",
+        )
+        for name in ("maximum", "minimum", "fmax", "fmin")
+    ),
+    *(
+        Misuse(
+            f"{name}-complex",
+            lambda m, name=name: getattr(m, name)(_c(m)),
+            RuntimeError,
+            r"Sort does not support complex dtypes on CPU",
+        )
+        for name in ("sort", "argsort")
+    ),
+    *(
+        Misuse(
+            f"{name}-complex",
+            lambda m, name=name: getattr(m, name)(_c(m), 2),
+            NotImplementedError,
+            rf"\"{kernel}\" not implemented for 'ComplexFloat'",
+        )
+        for name, kernel in (
+            ("floor_divide", "div_floor_cpu"),
+            ("remainder", "remainder_cpu"),
+            ("fmod", "fmod_cpu"),
+        )
+    ),
+    Misuse(
+        "div-trunc-complex",
+        lambda m: m.div(m.tensor([1j], dtype=m.complex128), 2, rounding_mode="trunc"),
+        NotImplementedError,
+        r"\"div_trunc_cpu\" not implemented for 'ComplexDouble'",
+    ),
+    *(
+        Misuse(
+            f"{name}-complex",
+            lambda m, name=name: getattr(m, name)(_c(m)),
+            RuntimeError,
+            rf"{name} does not support complex inputs\.",
+        )
+        for name in ("isposinf", "isneginf")
+    ),
+    Misuse(
+        "signbit-complex",
+        lambda m: m.signbit(_c(m)),
+        NotImplementedError,
+        r"signbit is not implemented for complex tensors\.",
+    ),
+    Misuse(
+        "add-int-float-alpha",
+        lambda m: m.add(m.tensor([1]), m.tensor([2]), alpha=0.5),
+        RuntimeError,
+        r"For integral input tensors, argument alpha must not be a floating point number\.",
+    ),
+    Misuse(
+        "add-bool-result-float-alpha",
+        lambda m: m.add(m.tensor([True]), m.tensor([True]), alpha=2.0),
+        RuntimeError,
+        r"For integral input tensors, argument alpha must not be a floating point number\.",
+    ),
+    Misuse(
+        "add-int-bool-alpha",
+        lambda m: m.add(m.tensor([1]), m.tensor([2]), alpha=True),
+        RuntimeError,
+        r"Boolean alpha only supported for Boolean results\.",
+    ),
+    Misuse(
+        "add-float-complex-alpha",
+        lambda m: m.add(_x(m), 1.0, alpha=1j),
+        RuntimeError,
+        r"For non-complex input tensors, argument alpha must not be a complex number\.",
+    ),
+    Misuse(
+        "add-alpha-1d-tensor",
+        lambda m: m.add(_x(m), _x(m), alpha=m.tensor([2.0])),
+        TypeError,
+        r"add\(\): argument 'alpha' must be Number, not Tensor",
+    ),
+    Misuse(
+        "lerp-int",
+        lambda m: m.lerp(m.tensor([1]), m.tensor([2]), 0.5),
+        NotImplementedError,
+        r"\"lerp_kernel_scalar\" not implemented for 'Long'",
+    ),
+    Misuse(
+        "lerp-int-tensor-weight",
+        lambda m: m.lerp(m.tensor([1]), m.tensor([2]), m.tensor([1])),
+        NotImplementedError,
+        r"\"lerp_kernel_tensor\" not implemented for 'Long'",
+    ),
+    Misuse(
+        "lerp-end-dtype",
+        lambda m: m.lerp(_x(m), _x(m).double(), 0.5),
+        RuntimeError,
+        r"expected dtype float for `end` but got dtype double",
+    ),
+    Misuse(
+        "lerp-weight-dtype",
+        lambda m: m.lerp(_x(m), _x(m), _x(m).double()),
+        RuntimeError,
+        r"expected dtype float for `weight` but got dtype double",
+    ),
+    *(
+        Misuse(
+            f"matmul-dtypes-{a}x{b}",
+            lambda m, a=a, b=b: m.ones(*a) @ m.ones(*b, dtype=m.float64),
+            RuntimeError,
+            message,
+        )
+        for a, b, message in (
+            (
+                (2, 2),
+                (2, 2),
+                r"expected m1 and m2 to have the same dtype, but got: float != double",
+            ),
+            (
+                (3, 2, 2),
+                (2, 2),
+                r"expected m1 and m2 to have the same dtype, but got: float != double",
+            ),
+            ((2,), (2, 2), r"expected m1 and m2 to have the same dtype, but got: float != double"),
+            ((2, 2), (3, 2, 2), r"expected scalar type Float but found Double"),
+            (
+                (2,),
+                (2,),
+                r"dot : expected both vectors to have same dtype, but found Float and Double",
+            ),
+            (
+                (2, 2),
+                (2,),
+                r"addmv input tensors must have the same dtype, but got Double, Float, and Double",
+            ),
+        )
+    ),
+    Misuse(
+        "mm-dtypes",
+        lambda m: m.mm(m.ones(2, 2, dtype=m.int64), m.ones(2, 2)),
+        RuntimeError,
+        r"expected m1 and m2 to have the same dtype, but got: long int != float",
+    ),
+    Misuse(
+        "bmm-dtypes",
+        lambda m: m.bmm(m.ones(1, 2, 2, dtype=m.complex64), m.ones(1, 2, 2)),
+        RuntimeError,
+        r"expected scalar type ComplexFloat but found Float",
+    ),
+    Misuse(
+        "dot-dtypes",
+        lambda m: m.dot(m.ones(2, dtype=m.int32), m.ones(2, dtype=m.int64)),
+        RuntimeError,
+        r"dot : expected both vectors to have same dtype, but found Int and Long",
+    ),
+    Misuse(
+        "mv-dtypes",
+        lambda m: m.mv(m.ones(2, 2, dtype=m.float16), m.ones(2)),
+        RuntimeError,
+        r"addmv input tensors must have the same dtype, but got Float, Half, and Float",
+    ),
+    Misuse(
+        "tensordot-dtypes",
+        lambda m: m.tensordot(m.ones(2, 2), m.ones(2, 2, dtype=m.float64)),
+        RuntimeError,
+        r"both inputs should have same dtype",
+    ),
+    *(
+        Misuse(
+            f"{name}-int8-overflow",
+            call,
+            RuntimeError,
+            r"value cannot be converted to type int8_t without overflow",
+        )
+        for name, call in (
+            ("where", lambda m: m.where(m.tensor([True]), m.tensor([1], dtype=m.int8), 300)),
+            ("where-first", lambda m: m.where(m.tensor([True]), -129, m.tensor([1], dtype=m.int8))),
+            ("clamp", lambda m: m.clamp(m.tensor([1], dtype=m.int8), max=128)),
+            ("clamp_min", lambda m: m.clamp_min(m.tensor([1], dtype=m.int8), -300)),
+        )
+    ),
+    Misuse(
+        "clamp-uint8-overflow",
+        lambda m: m.clamp(m.tensor([1], dtype=m.uint8), min=-256),
+        RuntimeError,
+        r"value cannot be converted to type uint8_t without overflow",
+    ),
+    Misuse(
+        "clamp-int32-overflow",
+        lambda m: m.clamp(m.tensor([1], dtype=m.int32), max=2**31),
+        RuntimeError,
+        r"value cannot be converted to type int without overflow",
+    ),
+    *(
+        Misuse(
+            f"setitem-{name}-dtype",
+            _setitem_into_long(index, value),
+            RuntimeError,
+            r"Index put requires the source and destination dtypes match, got Long for the "
+            r"destination and Float for the source\.",
+        )
+        for name, index, value in (
+            ("index", lambda m: m.tensor([0]), lambda m: m.ones(1)),
+            ("index-0d", lambda m: m.tensor([0]), lambda m: m.tensor(1.0)),
+            ("list", lambda m: [0, 1], lambda m: m.ones(2)),
+            ("mask", lambda m: m.tensor([True, False, True]), lambda m: m.ones(2)),
+        )
+    ),
+    Misuse(
+        "setitem-basic-expand-dims",
+        lambda m: _setitem(1, m.ones(2, 4))(m),
+        RuntimeError,
+        r"expand\(torch\.FloatTensor\{\[2, 4\]\}, size=\[3\]\): the number of sizes "
+        r"provided \(1\) must be greater or equal to the number of dimensions in the tensor "
+        r"\(2\)",
+    ),
+    Misuse(
+        "setitem-basic-expand-size",
+        lambda m: _setitem((slice(0, 1),), m.ones(2, 3))(m),
+        RuntimeError,
+        r"The expanded size of the tensor \(1\) must match the existing size \(2\) at "
+        r"non-singleton dimension 0\.  Target sizes: \[1, 3\]\.  Tensor sizes: \[2, 3\]",
+    ),
+    Misuse(
+        "setitem-advanced-shape",
+        lambda m: _setitem(m.tensor([0]), m.ones(2, 4))(m),
+        RuntimeError,
+        r"shape mismatch: value tensor of shape \[2, 4\] cannot be broadcast to indexing "
+        r"result of shape \[1, 3\]",
+    ),
+    *(
+        Misuse(
+            f"{convert.__name__}-many-elements",
+            lambda m, convert=convert: convert(m.tensor([1, 2])),
+            ValueError,
+            r"only one element tensors can be converted to Python scalars",
+        )
+        for convert in (int, float, complex)
+    ),
+    Misuse(
+        "bool-many-elements",
+        lambda m: bool(m.tensor([1, 2])),
+        RuntimeError,
+        r"Boolean value of Tensor with more than one value is ambiguous",
+    ),
+    Misuse(
+        "flip-no-dims",
+        lambda m: _x(m).flip(),
+        TypeError,
+        r'flip\(\) missing 1 required positional arguments: "dims"',
+    ),
+    Misuse(
+        "repeat_interleave-counts-2d",
+        lambda m: m.repeat_interleave(m.tensor([[1, 2]])),
+        RuntimeError,
+        r"repeat_interleave only accept 1D vector as repeat",
+    ),
+    Misuse(
+        "repeat_interleave-counts-float",
+        lambda m: m.repeat_interleave(m.tensor([1.0])),
+        NotImplementedError,
+        r"\"repeat_interleave_cpu\" not implemented for 'Float'",
+    ),
+    Misuse(
+        "repeat_interleave-counts-negative",
+        lambda m: m.repeat_interleave(m.tensor([1, -2])),
+        RuntimeError,
+        r"repeats can not be negative",
+    ),
+]
+
+
+MISUSES = [*BINARY, *UNARY, *REDUCTION, *SHAPE, *INDEXING, *CONVERSION, *COMPLEX, *DTYPES]
 assert len({m.name for m in MISUSES}) == len(MISUSES), "misuse names must be unique"
 
 

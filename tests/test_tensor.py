@@ -267,12 +267,21 @@ def test_item_and_scalar_conversions():
         RuntimeError, match="a Tensor with 2 elements cannot be converted to Scalar"
     ):
         tk.tensor([1.0, 2.0]).item()
+    for convert in (int, float, complex):  # PyTorch's Python number protocols: ValueError
+        with pytest.raises(ValueError, match="only one element tensors can be converted"):
+            convert(tk.tensor([1, 2]))
+    with pytest.raises(ValueError, match="only one element tensors can be converted"):
+        int(tk.tensor([]))
 
 
 def test_bool_len_iter():
     assert bool(tk.tensor([1.0]))
-    with pytest.raises(RuntimeError, match="Boolean value of Tensor with 2 elements is ambiguous"):
+    with pytest.raises(
+        RuntimeError, match="Boolean value of Tensor with more than one value is ambiguous"
+    ):
         bool(tk.tensor([1.0, 2.0]))
+    with pytest.raises(RuntimeError, match="Boolean value of Tensor with no values is ambiguous"):
+        bool(tk.tensor([]))
     assert len(tk.zeros(4, 2)) == 4
     rows = list(tk.arange(6).reshape(3, 2))
     assert [r.tolist() for r in rows] == [[0, 1], [2, 3], [4, 5]]
@@ -456,3 +465,16 @@ def test_comparing_with_none_is_a_bool_as_in_torch():
     x = tk.ones(2)
     assert (x == None) is False and (x != None) is True  # noqa: E711
     assert x in [None, x] and x not in [None]
+
+
+def test_broadcast_shapes_is_a_size():
+    shape = tk.broadcast_shapes((2, 1), (3,))
+    assert isinstance(shape, tk.Size) and shape == (2, 3)
+
+
+def test_unsigned_bounds_wrap_negative_ints_as_pytorch():
+    """-1 beside a uint8 tensor is 255 (PyTorch accepts negatives down to -255 there)."""
+    x = tk.tensor([1, 2], dtype=tk.uint8)
+    assert tk.clamp(x, min=-1).tolist() == [255, 255]
+    assert tk.where(tk.tensor([True, False]), x, -56).tolist() == [1, 200]
+    assert tk.clamp(tk.tensor([1], dtype=tk.int8), -128, 127).tolist() == [1]

@@ -6,6 +6,7 @@ return broadcast-shaped gradients: the engine sums them back to each input's sha
 
 from __future__ import annotations
 
+from numbers import Integral
 from typing import Any
 
 from ..tensor import Tensor, wrap
@@ -148,8 +149,11 @@ def _floor_div_forward(xp: Any, a: Any, b: Any) -> Any:
 def _check_division(xp: Any, a: Any, b: Any, name: str) -> None:
     """PyTorch raises (a RuntimeError) on integer division by zero, where NumPy would return
     0, and has no bool division (where NumPy's gives int8)."""
-    kind = _array_dtype(a, b).kind
+    dtype = _array_dtype(a, b)
+    kind = dtype.kind
     _reject_bool(kind, name)
+    if kind == "c":
+        _reject_complex(dtype, _KERNEL_NAMES.get(name, name))
     if kind in "iu" and bool(xp.any(xp.asarray(b) == 0)):
         raise RuntimeError(f"ZeroDivisionError: integer division by zero in {name}")
 
@@ -157,6 +161,22 @@ def _check_division(xp: Any, a: Any, b: Any, name: str) -> None:
 def _array_dtype(a: Any, b: Any) -> Any:
     """The dtype of the array operands (promoted alike); the other may be a Python number."""
     return a.dtype if hasattr(a, "dtype") else b.dtype
+
+
+# PyTorch's CPU kernel names, which its "not implemented" errors quote.
+_KERNEL_NAMES = {
+    "floor_divide": "div_floor_cpu",
+    "div": "div_trunc_cpu",
+    "remainder": "remainder_cpu",
+    "fmod": "fmod_cpu",
+}
+
+
+def _reject_complex(dtype: Any, kernel: str) -> None:
+    """PyTorch's error for a kernel with no complex version (``dtype`` a NumPy dtype)."""
+    from .shape import _SCALAR_NAMES
+
+    raise NotImplementedError(f"\"{kernel}\" not implemented for '{_SCALAR_NAMES[dtype.name]}'")
 
 
 def _reject_bool(kind: str, name: str) -> None:
@@ -255,6 +275,18 @@ def _atan2_rule(ctx: Any, g: Tensor) -> tuple:
     a, b = ctx.saved_tensors
     denominator = a * a + b * b
     return g * b / denominator, -g * a / denominator
+
+
+def _extremum_forward(name: str, function: Any) -> Any:
+    """maximum, minimum, fmax or fmin (``function(xp, a, b)``), refusing complex operands as
+    PyTorch does."""
+
+    def forward(xp: Any, a: Any, b: Any) -> Any:
+        if _array_dtype(a, b).kind == "c":
+            raise RuntimeError(f"{name} not implemented for complex tensors.")
+        return function(xp, a, b)
+
+    return forward
 
 
 def _extremum_rule(ctx: Any, g: Tensor, loses: Any) -> tuple:
@@ -374,28 +406,28 @@ _ATAN2 = OpDef(
 )
 _MAXIMUM = OpDef(
     "maximum",
-    lambda xp, a, b: xp.maximum(a, b),
+    _extremum_forward("maximum", lambda xp, a, b: xp.maximum(a, b)),
     lambda ctx, g: _extremum_rule(ctx, g, lt),
     promote=COMMON,
     saves=SAVE_INPUTS,
 )
 _MINIMUM = OpDef(
     "minimum",
-    lambda xp, a, b: xp.minimum(a, b),
+    _extremum_forward("minimum", lambda xp, a, b: xp.minimum(a, b)),
     lambda ctx, g: _extremum_rule(ctx, g, gt),
     promote=COMMON,
     saves=SAVE_INPUTS,
 )
 _FMAX = OpDef(
     "fmax",
-    lambda xp, a, b: xp.fmax(a, b),
+    _extremum_forward("fmax", lambda xp, a, b: xp.fmax(a, b)),
     lambda ctx, g: _fextremum_rule(ctx, g, ge),
     promote=COMMON,
     saves=SAVE_INPUTS,
 )
 _FMIN = OpDef(
     "fmin",
-    lambda xp, a, b: xp.fmin(a, b),
+    _extremum_forward("fmin", lambda xp, a, b: xp.fmin(a, b)),
     lambda ctx, g: _fextremum_rule(ctx, g, le),
     promote=COMMON,
     saves=SAVE_INPUTS,
@@ -424,6 +456,8 @@ _LERP = OpDef(
 
 def _trunc_divide(xp: Any, a: Any, b: Any) -> Any:
     """Division rounded toward zero (floor division, moved up by one where they differ)."""
+    if a.dtype.kind == "c":
+        _reject_complex(a.dtype, "div_trunc_cpu")
     if a.dtype.kind not in "iu":
         return xp.trunc(a / b)
     _check_division(xp, a, b, "div")
@@ -479,17 +513,40 @@ _RSHIFT = _bitwise("bitwise_right_shift", lambda a, b: a >> b, allow_bool=False)
 
 def add(input: Any, other: Any, *, alpha: Any = 1) -> Tensor:
     """``input + alpha * other``."""
-    if alpha == 1:
+    if type(alpha) is int and alpha == 1:
         return apply(_ADD, input, other)
-    return apply(_ADD, input, other, alpha=alpha)
+    return apply(_ADD, input, other, alpha=_checked_alpha("add", input, other, alpha))
 
 
 def sub(input: Any, other: Any, *, alpha: Any = 1) -> Tensor:
     """``input - alpha * other``."""
     _reject_bool_sub(input, other)
-    if alpha == 1:
+    if type(alpha) is int and alpha == 1:
         return apply(_SUB, input, other)
-    return apply(_SUB, input, other, alpha=alpha)
+    return apply(_SUB, input, other, alpha=_checked_alpha("sub", input, other, alpha))
+
+
+def _checked_alpha(name: str, input: Any, other: Any, alpha: Any) -> Any:
+    """``alpha`` as a number the result's dtype can take, by PyTorch's rules (a 0-d tensor
+    gives its value; a bool result takes a bool)."""
+    from .._interop import result_type
+
+    if isinstance(alpha, Tensor):
+        if alpha.ndim or alpha._requires_grad:
+            raise TypeError(f"{name}(): argument 'alpha' must be Number, not Tensor")
+        alpha = alpha.item()
+    dtype = result_type(input, other)
+    if isinstance(alpha, bool) and dtype.name != "bool":
+        raise RuntimeError("Boolean alpha only supported for Boolean results.")
+    if not (dtype.is_floating_point or dtype.is_complex or isinstance(alpha, Integral)):
+        raise RuntimeError(
+            "For integral input tensors, argument alpha must not be a floating point number."
+        )
+    if not dtype.is_complex and isinstance(alpha, complex):
+        raise RuntimeError(
+            "For non-complex input tensors, argument alpha must not be a complex number."
+        )
+    return bool(alpha) if dtype.name == "bool" else alpha
 
 
 def rsub(input: Any, other: Any, *, alpha: Any = 1) -> Tensor:
@@ -580,7 +637,38 @@ def clamp(input: Tensor, min: Any = None, max: Any = None) -> Tensor:
     """Limit values to [min, max]; either bound may be a number or a tensor."""
     if min is None and max is None:
         raise RuntimeError("torch.clamp: At least one of 'min' or 'max' must not be None")
+    if type(min) is int or type(max) is int:
+        return apply(_CLAMP, input, _integer_scalar(input, min), _integer_scalar(input, max))
     return apply(_CLAMP, input, min, max)
+
+
+# PyTorch's C++ names of the integer types, which its overflow error quotes.
+_C_INTEGER_NAMES = {
+    "uint8": "uint8_t",
+    "int8": "int8_t",
+    "int16": "int16_t",
+    "int32": "int",
+    "int64": "int64_t",
+}
+
+
+def _integer_scalar(tensor: Any, value: Any) -> Any:
+    """A Python int beside an integer tensor, checked as PyTorch converts it to the tensor's
+    dtype: a signed type takes its range; an unsigned one also takes negatives down to minus
+    its maximum, wrapping them (-1 is 255 for uint8)."""
+    if type(value) is not int or not isinstance(tensor, Tensor):
+        return value
+    np_dtype = tensor._data.dtype
+    if np_dtype.kind not in "iu":
+        return value
+    bits = 8 * np_dtype.itemsize
+    high = (1 << bits) - 1 if np_dtype.kind == "u" else (1 << (bits - 1)) - 1
+    low = -high if np_dtype.kind == "u" else -high - 1
+    if not low <= value <= high:
+        raise RuntimeError(
+            f"value cannot be converted to type {_C_INTEGER_NAMES[np_dtype.name]} without overflow"
+        )
+    return value + high + 1 if value < 0 and np_dtype.kind == "u" else value
 
 
 clip = clamp
@@ -617,7 +705,9 @@ def where(condition: Any, input: Any = None, other: Any = None) -> Any:
             from ._apply import raise_device_mismatch
 
             raise_device_mismatch(_WHERE, (condition, operand))
-    first = input
+    first = _integer_scalar(other, input) if type(input) is int else input
+    if type(other) is int:
+        other = _integer_scalar(input, other)
     if not isinstance(input, Tensor) and not isinstance(other, Tensor):
         from .creation import tensor as make_tensor
 
@@ -627,7 +717,38 @@ def where(condition: Any, input: Any = None, other: Any = None) -> Any:
 
 def lerp(input: Tensor, end: Tensor, weight: Any) -> Tensor:
     """``input + weight * (end - input)``."""
+    dtype = input._data.dtype
+    if dtype.kind not in "fc":
+        from .shape import _SCALAR_NAMES
+
+        kernel = "lerp_kernel_tensor" if isinstance(weight, Tensor) else "lerp_kernel_scalar"
+        raise NotImplementedError(f"\"{kernel}\" not implemented for '{_SCALAR_NAMES[dtype.name]}'")
+    for name, operand in (("end", end), ("weight", weight)):
+        if isinstance(operand, Tensor) and operand._data.dtype != dtype:
+            raise RuntimeError(
+                f"expected dtype {_c_name(input)} for `{name}` but got dtype {_c_name(operand)}"
+            )
     return apply(_LERP, input, end, weight)
+
+
+def _c_name(tensor: Tensor) -> str:
+    """PyTorch's C++ name of a tensor's dtype, as its dtype errors quote it."""
+    return _C_NAMES[tensor._data.dtype.name]
+
+
+_C_NAMES = {
+    "bool": "bool",
+    "uint8": "unsigned char",
+    "int8": "signed char",
+    "int16": "short int",
+    "int32": "int",
+    "int64": "long int",
+    "float16": "c10::Half",
+    "float32": "float",
+    "float64": "double",
+    "complex64": "c10::complex<float>",
+    "complex128": "c10::complex<double>",
+}
 
 
 def eq(input: Any, other: Any) -> Tensor:

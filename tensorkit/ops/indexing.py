@@ -261,7 +261,15 @@ def getitem(tensor: Tensor, index: Any) -> Tensor:
 # ----------------------------------------------------------------------- writing
 def _index_put_forward(xp: Any, x: Any, value: Any, index: tuple) -> Any:
     out = x.copy()
-    out[index] = value
+    try:
+        out[index] = value
+    except ValueError:
+        if not hasattr(value, "shape"):
+            raise
+        raise RuntimeError(
+            f"shape mismatch: value tensor of shape {list(value.shape)} cannot be broadcast to "
+            f"indexing result of shape {list(x[index].shape)}"
+        ) from None
     return out
 
 
@@ -288,12 +296,51 @@ def setitem(tensor: Tensor, index: Any, value: Any) -> None:
         value = value.squeeze(0)  # PyTorch drops a value's leading size-1 dims
     prepared, basic = prepare_index(tensor, index)
     if basic:
-        copy_(apply(_GETITEM_VIEW, tensor, index=prepared), value)
+        view = apply(_GETITEM_VIEW, tensor, index=prepared)
+        if isinstance(value, Tensor) and value._data.shape != view._data.shape:
+            _check_expand(value, tuple(view.shape))
+        copy_(view, value)
         return
     if isinstance(value, Tensor) and value._data.dtype != tensor._data.dtype:
+        _check_index_put_dtype(tensor, prepared, value)
         value = value.to(tensor.dtype)
     target, rest = _select_ints(tensor, prepared)
     inplace_update(target, apply(_INDEX_PUT, target, value, index=rest), "index_put_")
+
+
+def _check_expand(value: Tensor, shape: tuple) -> None:
+    """PyTorch's errors when ``value`` does not expand to the ``shape`` it is written to."""
+    from .shape import _SCALAR_NAMES
+
+    if value.ndim > len(shape):
+        name = _SCALAR_NAMES[value._data.dtype.name]
+        raise RuntimeError(
+            f"expand(torch.{name}Tensor{{{list(value.shape)}}}, size={list(shape)}): the number "
+            f"of sizes provided ({len(shape)}) must be greater or equal to the number of "
+            f"dimensions in the tensor ({value.ndim})"
+        )
+    padded = (1,) * (len(shape) - value.ndim) + tuple(value.shape)
+    for dim, (target, size) in enumerate(zip(shape, padded, strict=True)):
+        if size != target and size != 1:
+            raise RuntimeError(
+                f"The expanded size of the tensor ({target}) must match the existing size "
+                f"({size}) at non-singleton dimension {dim}.  Target sizes: {list(shape)}.  "
+                f"Tensor sizes: {list(value.shape)}"
+            )
+
+
+def _check_index_put_dtype(tensor: Tensor, index: tuple, value: Tensor) -> None:
+    """PyTorch's index_put needs the value's dtype to be the tensor's, except for a 0-d value
+    written through a bool mask (a masked fill, which casts)."""
+    from .shape import _SCALAR_NAMES
+
+    if value.ndim == 0 and any(getattr(i, "dtype", None) == "bool" for i in index):
+        return
+    raise RuntimeError(
+        f"Index put requires the source and destination dtypes match, got "
+        f"{_SCALAR_NAMES[tensor._data.dtype.name]} for the destination and "
+        f"{_SCALAR_NAMES[value._data.dtype.name]} for the source."
+    )
 
 
 # ------------------------------------------------------------------- gather and scatter
@@ -794,7 +841,17 @@ def _scalar_values_indices(input: Tensor) -> Any:
     return values_indices(input.clone(), input.new_zeros((), dtype=int64))
 
 
+def _check_sortable(name: str, input: Tensor, allow_bool: bool = True) -> None:
+    """PyTorch's CPU sort and topk take no complex input; topk no bool input either."""
+    kind = input._data.dtype.kind
+    if kind == "c":
+        raise RuntimeError(f" {name} does not support complex dtypes on CPU")
+    if kind == "b" and not allow_bool:
+        raise RuntimeError(f"{name} does not support bool dtypes on CPU")
+
+
 def argsort(input: Tensor, dim: int = -1, descending: bool = False, stable: bool = False) -> Tensor:
+    _check_sortable("Sort", input)
     if input.ndim == 0:
         normalize_dim(dim, 0)
         return input.new_zeros((), dtype=int64)
@@ -804,6 +861,7 @@ def argsort(input: Tensor, dim: int = -1, descending: bool = False, stable: bool
 
 def sort(input: Tensor, dim: int = -1, descending: bool = False, stable: bool = False) -> Any:
     """(values, indices) sorted along ``dim``; ties keep their order."""
+    _check_sortable("Sort", input)
     if input.ndim == 0:
         normalize_dim(dim, 0)
         return _scalar_values_indices(input)
@@ -817,6 +875,7 @@ def msort(input: Tensor) -> Tensor:
 
 def topk(input: Tensor, k: int, dim: int = -1, largest: bool = True, sorted: bool = True) -> Any:
     """The ``k`` largest (or smallest) values along ``dim`` and their indices."""
+    _check_sortable("topk", input, allow_bool=False)
     d = normalize_dim(dim, max(input.ndim, 1))
     size = input.shape[d] if input.ndim else 1
     if not 0 <= k <= size:
@@ -830,8 +889,16 @@ def topk(input: Tensor, k: int, dim: int = -1, largest: bool = True, sorted: boo
 
 def kthvalue(input: Tensor, k: int, dim: int = -1, keepdim: bool = False) -> Any:
     """The ``k``-th smallest value (1-based) along ``dim`` and its index."""
+    kind = input._data.dtype.kind
+    if kind in "bc":
+        from .shape import _SCALAR_NAMES
+
+        name = _SCALAR_NAMES[input._data.dtype.name]
+        raise NotImplementedError(f"\"kthvalue_cpu\" not implemented for '{name}'")
     d = normalize_dim(dim, max(input.ndim, 1))
     size = input.shape[d] if input.ndim else 1
+    if size == 0:
+        raise IndexError(f"kthvalue(): Expected reduction dim {d} to have non-zero size.")
     if not 1 <= k <= size:
         raise RuntimeError(f"kthvalue(): selected number k out of range for dimension {d}")
     if input.ndim == 0:
@@ -899,8 +966,15 @@ def unique_consecutive(
 
 
 def searchsorted(
-    sorted_sequence: Tensor, values: Any, *, right: bool = False, side: str | None = None
+    sorted_sequence: Tensor,
+    values: Any,
+    *,
+    out_int32: bool = False,
+    right: bool = False,
+    side: str | None = None,
 ) -> Tensor:
+    """Indices where ``values`` would go in ``sorted_sequence`` (int64, or int32 with
+    ``out_int32``)."""
     xp = sorted_sequence.device.xp
     side = side or ("right" if right else "left")
     v = values._data if isinstance(values, Tensor) else xp.asarray(values)
@@ -911,8 +985,13 @@ def searchsorted(
         vals = v.reshape(-1, v.shape[-1])
         out = xp.stack([xp.searchsorted(r, q, side=side) for r, q in zip(rows, vals, strict=True)])
         out = out.reshape(v.shape)
-    return wrap(xp.asarray(out).astype("int64"), sorted_sequence.device)
+    return wrap(xp.asarray(out).astype("int32" if out_int32 else "int64"), sorted_sequence.device)
 
 
-def bucketize(input: Tensor, boundaries: Tensor, *, right: bool = False) -> Tensor:
-    return searchsorted(boundaries, input, side="left" if not right else "right")
+def bucketize(
+    input: Tensor, boundaries: Tensor, *, out_int32: bool = False, right: bool = False
+) -> Tensor:
+    """The bucket of each value of ``input`` among ``boundaries``."""
+    return searchsorted(
+        boundaries, input, out_int32=out_int32, side="left" if not right else "right"
+    )

@@ -42,6 +42,30 @@ _MATMUL = OpDef(
 )
 
 
+def _dtype_error(a: Tensor, b: Tensor, kind: str) -> RuntimeError:
+    """PyTorch's error for operands of two dtypes, in the words of the kernel ``kind`` (the
+    matrix product "mm", batched "bmm", "dot", matrix-vector "mv" or "tensordot") reached."""
+    from .binary import _c_name
+    from .shape import _SCALAR_NAMES
+
+    first, second = _SCALAR_NAMES[a._data.dtype.name], _SCALAR_NAMES[b._data.dtype.name]
+    if kind == "mm":
+        return RuntimeError(
+            f"expected m1 and m2 to have the same dtype, but got: {_c_name(a)} != {_c_name(b)}"
+        )
+    if kind == "bmm":
+        return RuntimeError(f"expected scalar type {first} but found {second}")
+    if kind == "dot":
+        return RuntimeError(
+            f"dot : expected both vectors to have same dtype, but found {first} and {second}"
+        )
+    if kind == "mv":
+        return RuntimeError(
+            f"addmv input tensors must have the same dtype, but got {second}, {first}, and {second}"
+        )
+    return RuntimeError("both inputs should have same dtype")
+
+
 def _shape_error(a: Tensor, b: Tensor) -> RuntimeError:
     return RuntimeError(
         f"mat1 and mat2 shapes cannot be multiplied ({'x'.join(map(str, a.shape))} and "
@@ -63,6 +87,10 @@ def matmul(input: Tensor, other: Tensor) -> Tensor:
         )
     if input.ndim == 1 and other.ndim == 1:
         return dot(input, other)
+    if input._data.dtype != other._data.dtype:
+        if other.ndim == 1:
+            raise _dtype_error(input, other, "mv")
+        raise _dtype_error(input, other, "mm" if other.ndim == 2 else "bmm")
     a_squeeze = input.ndim == 1
     b_squeeze = other.ndim == 1
     a = input.unsqueeze(0) if a_squeeze else input
@@ -111,6 +139,8 @@ def mm(input: Tensor, mat2: Tensor) -> Tensor:
         )
     if input.shape[1] != mat2.shape[0]:
         raise _shape_error(input, mat2)
+    if input._data.dtype != mat2._data.dtype:
+        raise _dtype_error(input, mat2, "mm")
     return apply(_MATMUL, input, mat2)
 
 
@@ -126,6 +156,8 @@ def bmm(input: Tensor, mat2: Tensor) -> Tensor:
             f"Expected size for first two dimensions of batch2 tensor to be: "
             f"[{input.shape[0]}, {input.shape[2]}] but got: [{mat2.shape[0]}, {mat2.shape[1]}]."
         )
+    if input._data.dtype != mat2._data.dtype:
+        raise _dtype_error(input, mat2, "bmm")
     return apply(_MATMUL, input, mat2)
 
 
@@ -152,6 +184,8 @@ def dot(input: Tensor, other: Tensor) -> Tensor:
             f"[{other.shape[0]}] to have the same number of elements, but got "
             f"{input.shape[0]} and {other.shape[0]} elements respectively"
         )
+    if input._data.dtype != other._data.dtype:
+        raise _dtype_error(input, other, "dot")
     return apply(_MATMUL, input.unsqueeze(0), other.unsqueeze(1)).reshape(())
 
 
@@ -173,6 +207,10 @@ ger = outer
 
 def tensordot(a: Tensor, b: Tensor, dims: Any = 2) -> Tensor:
     """Sum products over the last ``dims`` dims of ``a`` and the first of ``b`` (or given lists)."""
+    if a._data.dtype != b._data.dtype:
+        raise _dtype_error(a, b, "tensordot")
+    if isinstance(dims, Tensor):  # a 0-d tensor is a count; otherwise the lists of dims
+        dims = dims.item() if dims.ndim == 0 else dims.tolist()
     if isinstance(dims, int):
         if dims < 0:
             raise RuntimeError(f"tensordot expects dims >= 0, but got dims={dims}")

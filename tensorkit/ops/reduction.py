@@ -271,10 +271,23 @@ _AMIN = OpDef(
 )
 
 
-def _extreme(op: OpDef, input: Tensor, dim: Any, keepdim: bool) -> Tensor:
+def _extreme(
+    op: OpDef, input: Tensor, dim: Any, keepdim: bool, kernel: str | None = None
+) -> Tensor:
+    """amax/amin over ``dim``; ``kernel`` names PyTorch's for the complex error (its
+    "max_values_cpu" unless max()/min() over everything, "max_all")."""
+    if input._data.dtype.kind == "c":
+        _reject_complex(input, kernel or f"{op.name[1:]}_values_cpu")
     dims = reduce_dims(dim, input.ndim)
     _check_nonempty(op.name, tuple(input.shape), dims, RuntimeError)
     return apply(op, input, axis=_axis(dims), keepdims=keepdim)
+
+
+def _reject_complex(input: Tensor, kernel: str) -> None:
+    from .shape import _SCALAR_NAMES
+
+    name = _SCALAR_NAMES[input._data.dtype.name]
+    raise NotImplementedError(f"\"{kernel}\" not implemented for '{name}'")
 
 
 def amax(input: Tensor, dim: Any = (), keepdim: bool = False) -> Tensor:
@@ -308,26 +321,39 @@ def _arg_extreme(op: OpDef, input: Tensor, dim: int | None, keepdim: bool) -> Te
 
 def argmax(input: Tensor, dim: int | None = None, keepdim: bool = False) -> Tensor:
     """Index of the largest value (in the flattened tensor when ``dim`` is None)."""
+    _check_orderable("argmax", input)
     return _arg_extreme(_ARGMAX, input, dim, keepdim)
 
 
 def argmin(input: Tensor, dim: int | None = None, keepdim: bool = False) -> Tensor:
     """Index of the smallest value (in the flattened tensor when ``dim`` is None)."""
+    _check_orderable("argmin", input)
     return _arg_extreme(_ARGMIN, input, dim, keepdim)
+
+
+def _check_orderable(name: str, input: Tensor, allow_bool: bool = False) -> None:
+    """PyTorch's argmax/argmin/max(dim) take neither complex nor (argmax, argmin) bool input."""
+    kind = input._data.dtype.kind
+    if kind == "c" or (kind == "b" and not allow_bool):
+        raise RuntimeError(
+            f"{name}(): does not support {'complex' if kind == 'c' else 'bool'} input"
+        )
 
 
 def _max_min(input: Tensor, dim: Any, keepdim: bool, largest: bool) -> Any:
     from .indexing import take_along_dim
 
+    name = "max" if largest else "min"
     if dim is None:
-        return amax(input) if largest else amin(input)
+        return _extreme(_AMAX if largest else _AMIN, input, (), False, f"{name}_all")
     if isinstance(dim, Tensor):  # max(a, b) is the elementwise maximum
         return (maximum if largest else minimum)(input, dim)
+    _check_orderable(name, input, allow_bool=True)
     d = normalize_dim(dim, builtins.max(input.ndim, 1))
     if input.ndim == 0:
         return values_indices(input.clone(), input.new_zeros((), dtype=int64))
-    _check_nonempty("max" if largest else "min", tuple(input.shape), (d,), IndexError)
-    indices = (argmax if largest else argmin)(input, d, keepdim=True)
+    _check_nonempty(name, tuple(input.shape), (d,), IndexError)
+    indices = _arg_extreme(_ARGMAX if largest else _ARGMIN, input, d, keepdim=True)
     values = take_along_dim(input, indices, d)
     if not keepdim:
         values, indices = values.squeeze(d), indices.squeeze(d)
@@ -344,6 +370,8 @@ def min(input: Tensor, dim: Any = None, keepdim: bool = False) -> Any:  # noqa: 
 
 
 def aminmax(input: Tensor, *, dim: int | None = None, keepdim: bool = False) -> Any:
+    if input._data.dtype.kind == "c":
+        _reject_complex(input, "aminmax_cpu")
     reduced = () if dim is None else dim
     return min_max(amin(input, reduced, keepdim), amax(input, reduced, keepdim))
 

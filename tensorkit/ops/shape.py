@@ -9,7 +9,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from .. import _dtype
-from ..tensor import Tensor, normalize_dim
+from ..tensor import Size, Tensor, normalize_dim
 from ._apply import COMMON, OpDef, apply
 
 __all__ = [
@@ -350,7 +350,7 @@ def broadcast_to(input: Tensor, shape: Sequence[int]) -> Tensor:
     return expand(input, tuple(shape))
 
 
-def broadcast_shapes(*shapes: Sequence[int]) -> tuple[int, ...]:
+def broadcast_shapes(*shapes: Sequence[int]) -> Size:
     """The shape that all ``shapes`` broadcast to; raises naming the clashing sizes."""
     ndim = max((len(s) for s in shapes), default=0)
     result = [1] * ndim
@@ -365,7 +365,7 @@ def broadcast_shapes(*shapes: Sequence[int]) -> tuple[int, ...]:
                         f"(shapes {[list(s) for s in shapes]})"
                     )
                 result[axis] = n
-    return tuple(result)
+    return Size(result)
 
 
 def broadcast_tensors(*tensors: Tensor) -> tuple[Tensor, ...]:
@@ -683,9 +683,12 @@ _REPEAT_INTERLEAVE = OpDef(
 )
 
 
-def repeat_interleave(input: Tensor, repeats: Any, dim: int | None = None) -> Tensor:
+def repeat_interleave(input: Tensor, repeats: Any = None, dim: int | None = None) -> Tensor:
     """Repeat each element ``repeats`` times (an int, or one count per element) along
-    ``dim``; without ``dim``, on the flattened tensor."""
+    ``dim``; without ``dim``, on the flattened tensor. ``repeat_interleave(counts)`` alone
+    repeats each index ``i`` of the 1-D integer tensor ``counts`` ``counts[i]`` times."""
+    if repeats is None:
+        return _repeat_indices(input)
     source = reshape(input, (-1,)) if dim is None else input
     d = normalize_dim(0 if dim is None else dim, source.ndim)
     if isinstance(repeats, Tensor):
@@ -698,6 +701,21 @@ def repeat_interleave(input: Tensor, repeats: Any, dim: int | None = None) -> Te
     return apply(_REPEAT_INTERLEAVE, source, repeats=repeats, axis=d)
 
 
+def _repeat_indices(counts: Tensor) -> Tensor:
+    """``repeat_interleave(arange(len(counts)), counts)`` in ``counts``' dtype."""
+    from .creation import arange
+
+    if counts.ndim != 1:
+        raise RuntimeError("repeat_interleave only accept 1D vector as repeat")
+    if counts._data.dtype.kind not in "iu":
+        name = _SCALAR_NAMES[counts._data.dtype.name]
+        raise NotImplementedError(f"\"repeat_interleave_cpu\" not implemented for '{name}'")
+    if bool((counts < 0).any()):
+        raise RuntimeError("repeats can not be negative")
+    indices = arange(counts.shape[0], dtype=counts.dtype, device=counts.device)
+    return repeat_interleave(indices, counts)
+
+
 _FLIP = OpDef(
     "flip", lambda xp, x, axes: xp.flip(x, axes).copy(), lambda ctx, g: flip(g, ctx.attrs["axes"])
 )
@@ -707,6 +725,8 @@ def flip(input: Tensor, *args: Any, dims: Any = None) -> Tensor:
     """Reverse the order along ``dims``: ``flip(x, (0, 1))``, ``flip(x, dims=(0, 1))`` or, as a
     method, ``x.flip(0, 1)``."""
     if dims is None:
+        if not args:
+            raise TypeError('flip() missing 1 required positional arguments: "dims"')
         dims = args[0] if len(args) == 1 else args
     axes = _dims(dims, input.ndim)
     for d in axes:

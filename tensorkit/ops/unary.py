@@ -546,10 +546,40 @@ def _predicate(name: str, forward: Callable) -> Callable[[Tensor], Tensor]:
 
 isnan = _predicate("isnan", lambda xp, x: xp.isnan(x))
 isinf = _predicate("isinf", lambda xp, x: xp.isinf(x))
-isposinf = _predicate("isposinf", lambda xp, x: xp.isposinf(x))
-isneginf = _predicate("isneginf", lambda xp, x: xp.isneginf(x))
+
+
+def _real_only(function: Callable, error: type[Exception], message: str) -> Callable:
+    """A predicate's forward ``function(xp, x)``, refusing complex input."""
+
+    def forward(xp: Any, x: Any) -> Any:
+        if x.dtype.kind == "c":
+            raise error(message)
+        return function(xp, x)
+
+    return forward
+
+
+isposinf = _predicate(
+    "isposinf",
+    _real_only(
+        lambda xp, x: xp.isposinf(x), RuntimeError, "isposinf does not support complex inputs."
+    ),
+)
+isneginf = _predicate(
+    "isneginf",
+    _real_only(
+        lambda xp, x: xp.isneginf(x), RuntimeError, "isneginf does not support complex inputs."
+    ),
+)
 isfinite = _predicate("isfinite", lambda xp, x: xp.isfinite(x))
-signbit = _predicate("signbit", lambda xp, x: xp.signbit(x))
+signbit = _predicate(
+    "signbit",
+    _real_only(
+        lambda xp, x: xp.signbit(x),
+        NotImplementedError,
+        "signbit is not implemented for complex tensors.",
+    ),
+)
 logical_not = _predicate("logical_not", lambda xp, x: xp.logical_not(x))
 bitwise_not = _predicate("bitwise_not", lambda xp, x: _invert(xp, x))
 
