@@ -69,6 +69,23 @@ __all__ = [
     "matrix_power",
     "multi_dot",
     "diagonal",
+    "lstsq",
+    "lu_factor",
+    "lu_factor_ex",
+    "lu",
+    "lu_solve",
+    "matrix_rank",
+    "matrix_exp",
+    "cond",
+    "eig",
+    "eigvals",
+    "inv_ex",
+    "cholesky_ex",
+    "solve_ex",
+    "tensorinv",
+    "tensorsolve",
+    "vander",
+    "householder_product",
 ]
 
 
@@ -516,14 +533,20 @@ def _pinv_forward(xp: Any, a: Any, atol: Any, rtol: Any, hermitian: bool) -> Any
     else:
         left, values, right = xp.linalg.svd(a, full_matrices=False)
         magnitudes = values
+    kept = magnitudes > _cutoff(xp, a, magnitudes, atol, rtol)
+    inverted = xp.where(kept, 1 / xp.where(kept, values, 1), 0).astype(a.dtype)
+    return xp.matmul(xp.swapaxes(right, -1, -2) * inverted[..., None, :], xp.swapaxes(left, -1, -2))
+
+
+def _cutoff(xp: Any, a: Any, magnitudes: Any, atol: Any, rtol: Any) -> Any:
+    """max(atol, rtol * largest magnitude) over the last axis of ``magnitudes``; by default
+    rtol is eps * max(m, n), or 0 when a positive ``atol`` is given."""
     absolute_tol = 0.0 if atol is None else atol
     if rtol is None:
         default = float(xp.finfo(a.dtype).eps) * max(a.shape[-2:])
         rtol = default if atol is None else xp.where(xp.asarray(absolute_tol) > 0, 0.0, default)
-    tol = xp.maximum(absolute_tol, rtol * magnitudes.max(axis=-1, keepdims=True))
-    kept = magnitudes > tol
-    inverted = xp.where(kept, 1 / xp.where(kept, values, 1), 0).astype(a.dtype)
-    return xp.matmul(xp.swapaxes(right, -1, -2) * inverted[..., None, :], xp.swapaxes(left, -1, -2))
+    largest = magnitudes.max(axis=-1, keepdims=True) if magnitudes.shape[-1] else 0.0
+    return xp.maximum(absolute_tol, rtol * largest)
 
 
 def _pinv_rule(ctx: Any, g: Tensor) -> Tensor:
@@ -558,13 +581,12 @@ def pinv(A: Tensor, *, atol: Any = None, rtol: Any = None, hermitian: bool = Fal
     )
 
 
-def _tolerance_array(value: Any, A: Tensor) -> Any:
+def _tolerance_array(value: Any, A: Tensor, name: str = "linalg.pinv") -> Any:
     """None, a float, or a tensor over the batch dims as a (..., 1) array on A's device."""
     if isinstance(value, Tensor):
         if value.device != A.device:
             raise RuntimeError(
-                f"linalg.pinv: tolerances must be on the device of A ({A.device}), got "
-                f"{value.device}"
+                f"{name}: tolerances must be on the device of A ({A.device}), got {value.device}"
             )
         return value._data[..., None]
     return None if value is None else float(value)
@@ -846,3 +868,11 @@ def _chain_product(matrices: list[Tensor], split: list[list[int]], i: int, j: in
 def diagonal(A: Tensor, *, offset: int = 0, dim1: int = -2, dim2: int = -1) -> Tensor:
     """The diagonals of matrices along ``dim1`` and ``dim2`` (a view)."""
     return _diagonal(A, offset, dim1, dim2)
+
+
+# The functions built on the ones above live in modules of their own (they import this one).
+from ._linalg_eig import eig, eigvals  # noqa: E402
+from ._linalg_exp import matrix_exp  # noqa: E402
+from ._linalg_lu import cholesky_ex, inv_ex, lu, lu_factor, lu_factor_ex, lu_solve, solve_ex  # noqa: E402
+from ._linalg_rank import cond, lstsq, matrix_rank  # noqa: E402
+from ._linalg_tensor import householder_product, tensorinv, tensorsolve, vander  # noqa: E402
