@@ -627,10 +627,10 @@ _P_NORM = OpDef("linalg_vector_norm", _p_norm_forward, _p_norm_rule, saves=SAVE_
 
 
 def _norm_input(name: str, x: Any, dtype: Any) -> Tensor:
-    """``x`` checked to be floating, and cast to ``dtype`` when given."""
+    """``x`` checked to be floating or complex, and cast to ``dtype`` when given."""
     if not isinstance(x, Tensor):
         raise TypeError(f"{name}: input must be a Tensor, got {type(x).__name__}")
-    if x._data.dtype.kind != "f":
+    if x._data.dtype.kind not in "fc":
         raise RuntimeError(
             f"{name}: Expected a floating point or complex tensor as input. Got {x.dtype}"
         )
@@ -653,6 +653,8 @@ def vector_norm(
     with inf/-inf the largest/smallest magnitude and 0 the number of nonzero elements."""
     name = "linalg.vector_norm"
     x = _norm_input(name, x, dtype)
+    if x.is_complex():  # the norm of the magnitudes, real, as PyTorch's
+        x = absolute(x)
     if not isinstance(ord, numbers.Real):
         raise RuntimeError(f"{name}: ord must be a number, got {ord!r}")
     dims = reduce_dims(None if dim in ((), []) else dim, x.ndim)

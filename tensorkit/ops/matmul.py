@@ -15,9 +15,10 @@ def _matmul_forward(xp: Any, a: Any, b: Any) -> Any:
 
 
 def _matmul_rule(ctx: Any, g: Tensor) -> tuple:
+    """``g @ b^H`` and ``a^H @ g`` (the conjugate transposes: PyTorch's complex gradient)."""
     a, b = ctx.saved_tensors
-    grad_a = matmul(g, b.mT) if ctx.edges[0] is not None else None
-    grad_b = matmul(a.mT, g) if ctx.edges[1] is not None else None
+    grad_a = matmul(g, b.mH) if ctx.edges[0] is not None else None
+    grad_b = matmul(a.mH, g) if ctx.edges[1] is not None else None
     return grad_a, grad_b
 
 

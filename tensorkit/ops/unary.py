@@ -208,17 +208,19 @@ def _saved(ctx: Any) -> Tensor:
 # Fused gradient ops for the activations networks use most: one op instead of two or three in
 # every backward pass (as PyTorch's tanh_backward etc.). Each has its own rule, so double
 # backward still works; tests check them against the composite formulas.
+# The fused ops are holomorphic in (g, out), so each gradient is gg times the conjugated
+# partial derivative (conj is the identity on real tensors).
 def _tanh_backward_rule(ctx: Any, gg: Tensor) -> tuple:
     g, out = ctx.saved_tensors
-    grad_g = gg * (1 - out * out) if ctx.edges[0] is not None else None
-    grad_out = gg * g * out * -2 if ctx.edges[1] is not None else None
+    grad_g = gg * conj(1 - out * out) if ctx.edges[0] is not None else None
+    grad_out = gg * conj(g * out * -2) if ctx.edges[1] is not None else None
     return grad_g, grad_out
 
 
 def _sigmoid_backward_rule(ctx: Any, gg: Tensor) -> tuple:
     g, out = ctx.saved_tensors
-    grad_g = gg * out * (1 - out) if ctx.edges[0] is not None else None
-    grad_out = gg * g * (1 - 2 * out) if ctx.edges[1] is not None else None
+    grad_g = gg * conj(out * (1 - out)) if ctx.edges[0] is not None else None
+    grad_out = gg * conj(g * (1 - 2 * out)) if ctx.edges[1] is not None else None
     return grad_g, grad_out
 
 
