@@ -4,16 +4,15 @@
 
 from __future__ import annotations
 
-import math
 from typing import Any
 
 import numpy as np
 
 from ..._dtype import bool_
 from ...autograd.grad_mode import no_grad
-from ...linalg import qr, solve, vector_norm
+from ...linalg import householder_product, matrix_exp, qr, solve, vector_norm
 from ...ops.binary import where
-from ...ops.creation import arange, eye, zeros_like
+from ...ops.creation import eye, zeros_like
 from ...ops.shape import cat
 from ...random import randn
 from ...tensor import Tensor
@@ -26,35 +25,6 @@ __all__ = ["orthogonal", "spectral_norm", "weight_norm"]
 
 
 _ORTHOGONAL_MAPS = ("matrix_exp", "cayley", "householder")
-
-
-def _matrix_exp(a: Tensor) -> Tensor:
-    """exp of (a batch of) square matrices: a Taylor series of degree 18 on ``a / 2**s``
-    (norm at most 1), squared ``s`` times; differentiable to any order."""
-    with no_grad():
-        norm = float(vector_norm(a, 1, -2).max()) if a.numel() else 0.0
-    squarings = max(0, math.ceil(math.log2(norm))) if norm > 1 else 0
-    a = a / 2.0**squarings
-    identity = eye(a.shape[-1], dtype=a.dtype, device=a.device)
-    result, term = identity + a, a
-    for k in range(2, 19):
-        term = term @ a / k
-        result = result + term
-    for _ in range(squarings):
-        result = result @ result
-    return result
-
-
-def _householder_product(a: Tensor, tau: Tensor) -> Tensor:
-    """The first ``k`` columns of ``H_1 ... H_k``, ``H_i = I - tau_i v_i v_i^H`` with ``v_i``
-    column ``i`` of ``a`` below the diagonal and 1 on it (``linalg.householder_product``)."""
-    n, k = a.shape[-2], a.shape[-1]
-    rows = arange(n, device=a.device).unsqueeze(-1)
-    q = eye(n, k, dtype=a.dtype, device=a.device).expand(*a.shape)
-    for i in reversed(range(k)):
-        v = where(rows > i, a[..., i : i + 1], (rows == i).to(a.dtype))
-        q = q - tau[..., i : i + 1].unsqueeze(-1) * (v @ (v.mH @ q))
-    return q
 
 
 def _geqrf(a: Tensor) -> tuple[Tensor, Tensor]:
@@ -116,7 +86,7 @@ class _Orthogonal(Module):
                 x = cat([x, x.new_zeros(n, n - k).expand(*x.shape[:-2], -1, -1)], -1)
             a = x - x.mH
             if self.orthogonal_map == "matrix_exp":
-                q = _matrix_exp(a)
+                q = matrix_exp(a)
             else:
                 identity = eye(n, dtype=a.dtype, device=a.device)
                 q = solve(identity - 0.5 * a, identity + 0.5 * a)
@@ -125,7 +95,7 @@ class _Orthogonal(Module):
         else:
             a = x.tril(-1)
             tau = 2.0 / (1.0 + (a * a).sum(-2))
-            q = _householder_product(a, tau)
+            q = householder_product(a, tau)
             q = q * x.diagonal(dim1=-2, dim2=-1).trunc().unsqueeze(-2)
         if "base" in self._buffers:
             q = self.base @ q
