@@ -81,7 +81,7 @@ def _check_householder(A: Any, tau: Any) -> None:
 
 
 def householder_product(A: Tensor, tau: Tensor) -> Tensor:
-    """The first n columns of ``H_1 H_2 ... H_k`` with ``H_i = I - tau_i v_i v_i^T``, where
+    """The first n columns of ``H_1 H_2 ... H_k`` with ``H_i = I - tau_i v_i v_i^H``, where
     ``v_i`` is column i of ``A`` below its diagonal, with a 1 on it (LAPACK's orgqr)."""
     _check_householder(A, tau)
     m, n = A.shape[-2:]
@@ -91,5 +91,5 @@ def householder_product(A: Tensor, tau: Tensor) -> Tensor:
     for i in range(tau.shape[-1]):
         v = narrow(reflectors, -1, i, 1)
         scale = narrow(tau, -1, i, 1).unsqueeze(-1)
-        q = q - matmul(matmul(q, v) * scale, v.mT)
+        q = q - matmul(matmul(q, v) * scale, v.mH)
     return narrow(q, -1, 0, n)

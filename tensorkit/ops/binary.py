@@ -62,7 +62,7 @@ def _add_rule(ctx: Any, g: Tensor) -> tuple:
     if second is None:
         return g, None
     alpha = ctx.attrs.get("alpha", 1)
-    return (g if first is not None else None), (g if alpha == 1 else g * alpha)
+    return (g if first is not None else None), (g if alpha == 1 else g * _conj(alpha))
 
 
 def _sub_rule(ctx: Any, g: Tensor) -> tuple:
@@ -70,7 +70,7 @@ def _sub_rule(ctx: Any, g: Tensor) -> tuple:
     if second is None:
         return g, None
     alpha = ctx.attrs.get("alpha", 1)
-    return (g if first is not None else None), (-g if alpha == 1 else g * -alpha)
+    return (g if first is not None else None), (-g if alpha == 1 else g * -_conj(alpha))
 
 
 def _add_arrays(ctx: Any, xp: Any, g: Any) -> Any:
@@ -368,9 +368,9 @@ def _lerp_one_weight(xp: Any, start: Any, end: Any, weight: complex, wide: Any) 
 
 def _lerp_rule(ctx: Any, g: Tensor) -> tuple:
     start, end, weight = ctx.saved_tensors
-    grad_start = g * (1 - weight) if ctx.edges[0] is not None else None
-    grad_end = g * weight if ctx.edges[1] is not None else None
-    grad_weight = g * (end - start) if ctx.edges[2] is not None else None
+    grad_start = g * _conj(1 - weight) if ctx.edges[0] is not None else None
+    grad_end = g * _conj(weight) if ctx.edges[1] is not None else None
+    grad_weight = g * _conj(end - start) if ctx.edges[2] is not None else None
     return grad_start, grad_end, grad_weight
 
 

@@ -582,9 +582,8 @@ def _logsumexp_rule(ctx: Any, g: Tensor) -> Tensor:
     x, out = ctx.saved_tensors
     axis, keepdims = ctx.attrs["axis"], ctx.attrs["keepdims"]
     shape = tuple(x.shape)
-    return expand_reduced(g, shape, axis, keepdims) * exp(
-        x - expand_reduced(out, shape, axis, keepdims)
-    )
+    softmax = exp(x - expand_reduced(out, shape, axis, keepdims))
+    return expand_reduced(g, shape, axis, keepdims) * conj(softmax)
 
 
 _LOGSUMEXP = OpDef(

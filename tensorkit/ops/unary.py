@@ -205,6 +205,15 @@ def _saved(ctx: Any) -> Tensor:
     return conj(ctx.saved_tensors[0])
 
 
+def _acosh_rule(ctx: Any, g: Tensor) -> Tensor:
+    """``g / sqrt(x^2 - 1)``; for complex x as ``sqrt(x - 1) * sqrt(x + 1)``, which follows
+    acosh's branch cut (``sqrt(x^2 - 1)`` has the wrong sign on half of the plane)."""
+    x = _saved(ctx)
+    if x.is_complex():
+        return g * rsqrt(x - 1) * rsqrt(x + 1)
+    return g * rsqrt(x**2 - 1)
+
+
 # Fused gradient ops for the activations networks use most: one op instead of two or three in
 # every backward pass (as PyTorch's tanh_backward etc.). Each has its own rule, so double
 # backward still works; tests check them against the composite formulas.
@@ -385,7 +394,7 @@ _TABLE: dict[str, tuple[Callable, Callable | None, int, str]] = {
     ),
     "acosh": (
         lambda xp, x: xp.arccosh(x),
-        lambda ctx, g: g * rsqrt(_saved(ctx) ** 2 - 1),
+        _acosh_rule,
         SAVE_INPUTS,
         FLOAT,
     ),
