@@ -68,13 +68,17 @@ def run_child(
 
 
 def time_import(module: str, runs: int) -> list[float]:
-    """Seconds to ``import module`` in fresh interpreters (one discarded warm-up run)."""
+    """Seconds to ``import module`` in fresh interpreters (one discarded warm-up run), with
+    bytecode cached as after an install: PYTHONDONTWRITEBYTECODE, which some environments
+    set, would have every run compile the sources again."""
     code = f"import time; t = time.perf_counter(); import {module}; print(time.perf_counter() - t)"
+    env = child_env()
+    env.pop("PYTHONDONTWRITEBYTECODE", None)
     times = []
     for i in range(runs + 1):
         proc = subprocess.run(
             [sys.executable, "-c", code],
-            env=child_env(),
+            env=env,
             cwd=REPO,
             capture_output=True,
             text=True,
