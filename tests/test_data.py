@@ -11,6 +11,7 @@ import random
 import signal
 import time
 from collections import namedtuple
+from collections.abc import Callable
 from typing import Any
 
 import numpy as np
@@ -266,6 +267,17 @@ def test_stack_dataset():
     assert batches[1]["x"] == ["c", "d"] and batches[1]["y"][1].tolist() == [2, 3]
 
 
+def _assert_raises_like_torch(
+    theirs: Callable[[], Any], ours: Callable[[], Any], expected: type[Exception] = Exception
+) -> None:
+    """``ours()`` raises the exception type and message that ``theirs()`` (PyTorch) raises."""
+    with pytest.raises(expected) as raised:
+        theirs()
+    with pytest.raises(type(raised.value)) as got:
+        ours()
+    assert str(got.value) == str(raised.value)
+
+
 @pytest.mark.torch
 @pytest.mark.parametrize(
     "make",
@@ -279,11 +291,7 @@ def test_stack_dataset():
 )
 def test_stack_dataset_errors_match_torch(make):
     torch = torch_or_skip()
-    with pytest.raises(Exception) as theirs:
-        make(torch.utils.data)
-    with pytest.raises(type(theirs.value)) as ours:
-        make(tk.utils.data)
-    assert str(ours.value) == str(theirs.value)
+    _assert_raises_like_torch(lambda: make(torch.utils.data), lambda: make(tk.utils.data))
 
 
 def test_random_split_lengths_and_determinism():
@@ -366,11 +374,7 @@ def test_batch_sampler():
 )
 def test_sampler_errors_match_torch(make):
     torch = torch_or_skip()
-    with pytest.raises(Exception) as theirs:
-        make(torch.utils.data)
-    with pytest.raises(type(theirs.value)) as ours:
-        make(tk.utils.data)
-    assert str(ours.value) == str(theirs.value)
+    _assert_raises_like_torch(lambda: make(torch.utils.data), lambda: make(tk.utils.data))
 
 
 @pytest.mark.torch
@@ -476,11 +480,9 @@ def test_default_convert_matches_torch():
 )
 def test_default_collate_errors_match_torch(batch):
     torch = torch_or_skip()
-    with pytest.raises(Exception) as theirs:
-        torch.utils.data.default_collate(batch)
-    with pytest.raises(type(theirs.value)) as ours:
-        default_collate(batch)
-    assert str(ours.value) == str(theirs.value)
+    _assert_raises_like_torch(
+        lambda: torch.utils.data.default_collate(batch), lambda: default_collate(batch)
+    )
 
 
 def test_default_collate_keeps_columns_of_strings_as_tuples():
@@ -613,11 +615,9 @@ def test_pin_memory_with_gpu_pins_batches():
 )
 def test_argument_errors_match_torch(make):
     torch = torch_or_skip()
-    with pytest.raises(Exception) as theirs:
-        make(torch.utils.data, list(range(4)))
-    with pytest.raises(type(theirs.value)) as ours:
-        make(tk.utils.data, list(range(4)))
-    assert str(ours.value) == str(theirs.value)
+    _assert_raises_like_torch(
+        lambda: make(torch.utils.data, list(range(4))), lambda: make(tk.utils.data, list(range(4)))
+    )
 
 
 @pytest.mark.torch
@@ -630,11 +630,11 @@ def test_iterable_dataset_argument_errors_match_torch(option):
             return iter(range(3))
 
     value = {"shuffle": True, "sampler": [0], "batch_sampler": [[0]]}[option]
-    with pytest.raises(ValueError) as theirs:
-        torch.utils.data.DataLoader(TorchStream(), **{option: value})
-    with pytest.raises(ValueError) as ours:
-        DataLoader(Stream(3), **{option: value})
-    assert str(ours.value) == str(theirs.value)
+    _assert_raises_like_torch(
+        lambda: torch.utils.data.DataLoader(TorchStream(), **{option: value}),
+        lambda: DataLoader(Stream(3), **{option: value}),
+        expected=ValueError,
+    )
 
 
 # ------------------------------------------------------------- DataLoader: workers

@@ -8,32 +8,17 @@ they are; inputs are random enough that small perturbations do not change the pi
 
 from __future__ import annotations
 
-import math
 from collections.abc import Callable
 from typing import Any
 
 import numpy as np
 import pytest
 from harness import check_grads, check_torch
+from test_linalg import INF, SINGULAR, _t, normal, spd, well_conditioned
 
 import tensorkit as tk
 
 L = tk.linalg
-INF = math.inf
-SINGULAR = np.array([[1.0, 2.0], [2.0, 4.0]])
-
-
-def normal(*shape: int, seed: int = 0) -> np.ndarray:
-    return np.random.default_rng(seed).standard_normal(shape)
-
-
-def well_conditioned(*shape: int, seed: int = 0) -> np.ndarray:
-    return normal(*shape, seed=seed) + shape[-1] * np.eye(shape[-1])
-
-
-def spd(*shape: int, seed: int = 0) -> np.ndarray:
-    b = normal(*shape, seed=seed)
-    return b @ np.swapaxes(b, -1, -2) + shape[-1] * np.eye(shape[-1])
 
 
 def lu_factors(a: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
@@ -339,10 +324,6 @@ def test_gradients(fn: Callable, arrays: list) -> None:
 
 
 # ---------------------------------------------------------------------------- errors
-def _t(array: Any, dtype: Any = None) -> tk.Tensor:
-    return tk.tensor(np.asarray(array), dtype=dtype)
-
-
 ERRORS = [
     (
         lambda: L.tensorinv(_t(normal(2, 3, 6)), ind=0),

@@ -206,19 +206,25 @@ def test_one_cycle_momentum_matches_torch(torch: Any, case: str) -> None:
     assert lr_sequence(tk, optim, case, keys)[0] == lr_sequence(torch, torch.optim, case, keys)[0]
 
 
+def adam_betas(lib: Any, module: Any, make: Callable, steps: int) -> list:
+    """Adam's ``betas`` after each of ``steps`` steps under the scheduler that
+    ``make(module.lr_scheduler, optimizer)`` builds."""
+    opt = make_optimizer(lib, module, "Adam", groups=1)
+    scheduler = make(module.lr_scheduler, opt)
+    out = []
+    for _ in range(steps):
+        opt.step()
+        scheduler.step()
+        out.append(opt.param_groups[0]["betas"])
+    return out
+
+
 @pytest.mark.torch
 def test_one_cycle_cycles_adam_beta1_like_torch(torch: Any) -> None:
-    def betas(lib: Any, module: Any) -> list:
-        opt = make_optimizer(lib, module, "Adam", groups=1)
-        scheduler = module.lr_scheduler.OneCycleLR(opt, max_lr=0.01, total_steps=30)
-        out = []
-        for _ in range(30):
-            opt.step()
-            scheduler.step()
-            out.append(opt.param_groups[0]["betas"])
-        return out
+    def make(schedulers: Any, opt: Any) -> Any:
+        return schedulers.OneCycleLR(opt, max_lr=0.01, total_steps=30)
 
-    assert betas(tk, optim) == betas(torch, torch.optim)
+    assert adam_betas(tk, optim, make, 30) == adam_betas(torch, torch.optim, make, 30)
 
 
 @pytest.mark.torch
@@ -504,17 +510,10 @@ def test_cyclic_momentum_matches_torch(torch: Any, case: str) -> None:
 
 @pytest.mark.torch
 def test_cyclic_cycles_adam_beta1_like_torch(torch: Any) -> None:
-    def betas(lib: Any, module: Any) -> list:
-        opt = make_optimizer(lib, module, "Adam", groups=1)
-        scheduler = module.lr_scheduler.CyclicLR(opt, 0.001, 0.01, step_size_up=4)
-        out = []
-        for _ in range(20):
-            opt.step()
-            scheduler.step()
-            out.append(opt.param_groups[0]["betas"])
-        return out
+    def make(schedulers: Any, opt: Any) -> Any:
+        return schedulers.CyclicLR(opt, 0.001, 0.01, step_size_up=4)
 
-    assert betas(tk, optim) == betas(torch, torch.optim)
+    assert adam_betas(tk, optim, make, 20) == adam_betas(torch, torch.optim, make, 20)
 
 
 def test_cyclic_state_dict_saves_scale_fn_objects_only() -> None:

@@ -910,6 +910,13 @@ def kthvalue(input: Tensor, k: int, dim: int = -1, keepdim: bool = False) -> Any
     return values_indices(values, indices)
 
 
+def _unique_result(dev: Any, values: Any, inverse: Any, counts: Any) -> Any:
+    """``unique``'s result: the values alone, or a tuple with the inverse indices and counts
+    (int64) that were asked for (those not asked for are None)."""
+    extras = [wrap(array.astype("int64"), dev) for array in (inverse, counts) if array is not None]
+    return wrap(values, dev) if not extras else (wrap(values, dev), *extras)
+
+
 def unique(
     input: Tensor,
     sorted: bool = True,
@@ -922,14 +929,13 @@ def unique(
     data = input._data
     axis = None if dim is None else normalize_dim(dim, input.ndim)
     values, inverse, counts = xp.unique(data, return_inverse=True, return_counts=True, axis=axis)
-    dev = input.device
-    result = [wrap(values, dev)]
-    if return_inverse:
-        shape = data.shape if axis is None else (data.shape[axis],)
-        result.append(wrap(inverse.reshape(shape).astype("int64"), dev))
-    if return_counts:
-        result.append(wrap(counts.astype("int64"), dev))
-    return result[0] if len(result) == 1 else tuple(result)
+    shape = data.shape if axis is None else (data.shape[axis],)
+    return _unique_result(
+        input.device,
+        values,
+        inverse.reshape(shape) if return_inverse else None,
+        counts if return_counts else None,
+    )
 
 
 def unique_consecutive(
@@ -954,15 +960,12 @@ def unique_consecutive(
         values = kept.reshape(-1)
     else:
         values = xp.moveaxis(kept.reshape((kept.shape[0],) + moved.shape[1:]), 0, axis)
-    dev = input.device
-    result = [wrap(xp.ascontiguousarray(values), dev)]
+    inverse = counts = None
     if return_inverse:
-        inverse = xp.cumsum(starts).astype("int64") - 1
-        result.append(wrap(inverse.reshape(data.shape if dim is None else (-1,)), dev))
+        inverse = (xp.cumsum(starts) - 1).reshape(data.shape if dim is None else (-1,))
     if return_counts:
-        bounds = xp.concatenate([xp.nonzero(starts)[0], xp.asarray([rows.shape[0]])])
-        result.append(wrap(xp.diff(bounds).astype("int64"), dev))
-    return result[0] if len(result) == 1 else tuple(result)
+        counts = xp.diff(xp.concatenate([xp.nonzero(starts)[0], xp.asarray([rows.shape[0]])]))
+    return _unique_result(input.device, xp.ascontiguousarray(values), inverse, counts)
 
 
 def searchsorted(

@@ -154,53 +154,15 @@ class LRScheduler:
         self.__dict__.update(deepcopy(state_dict))
 
 
-class LambdaLR(LRScheduler):
-    """``lr = base_lr · lr_lambda(epoch)``, with one function for all groups or one per group.
-
-    ``state_dict()`` saves the attributes of callable objects, not plain functions.
-    """
-
-    def __init__(
-        self,
-        optimizer: Optimizer,
-        lr_lambda: Callable[[int], float] | Sequence[Callable[[int], float]],
-        last_epoch: int = -1,
-        verbose: bool = False,
-    ) -> None:
-        _check_optimizer(optimizer)
-        groups = len(optimizer.param_groups)
-        if isinstance(lr_lambda, list | tuple):
-            if len(lr_lambda) != groups:
-                raise ValueError(f"Expected {groups} lr_lambdas, but got {len(lr_lambda)}")
-            self.lr_lambdas = list(lr_lambda)
-        else:
-            self.lr_lambdas = [lr_lambda] * groups
-        super().__init__(optimizer, last_epoch, verbose)
-
-    def get_lr(self) -> list[float]:
-        return [
-            base_lr * factor(self.last_epoch)
-            for factor, base_lr in zip(self.lr_lambdas, self.base_lrs, strict=True)
-        ]
-
-    def state_dict(self) -> dict[str, Any]:
-        state = {
-            key: deepcopy(value)
-            for key, value in self.__dict__.items()
-            if key not in ("optimizer", "lr_lambdas")
-        }
-        state["lr_lambdas"] = [
-            None if isinstance(fn, types.FunctionType) else deepcopy(fn.__dict__)
-            for fn in self.lr_lambdas
-        ]
-        return state
-
-    def load_state_dict(self, state_dict: dict[str, Any]) -> None:
-        state = {key: value for key, value in state_dict.items() if key != "lr_lambdas"}
-        super().load_state_dict(state)
-        for fn, saved in zip(self.lr_lambdas, state_dict["lr_lambdas"], strict=True):
-            if saved is not None:
-                fn.__dict__.update(deepcopy(saved))
+def _lr_lambdas(optimizer: Optimizer, lr_lambda: Any) -> list:
+    """One ``lr_lambda`` per parameter group: a list or tuple of one per group, or one for all."""
+    _check_optimizer(optimizer)
+    groups = len(optimizer.param_groups)
+    if isinstance(lr_lambda, list | tuple):
+        if len(lr_lambda) != groups:
+            raise ValueError(f"Expected {groups} lr_lambdas, but got {len(lr_lambda)}")
+        return list(lr_lambda)
+    return [lr_lambda] * groups
 
 
 def _callable_state(fn: Callable) -> dict[str, Any] | None:
@@ -208,12 +170,42 @@ def _callable_state(fn: Callable) -> dict[str, Any] | None:
     return None if isinstance(fn, types.FunctionType) else deepcopy(fn.__dict__)
 
 
-class MultiplicativeLR(LRScheduler):
-    """Multiply the learning rate by ``lr_lambda(epoch)`` every epoch, with one function for
-    all groups or one per group.
+class _NestedState(LRScheduler):
+    """Base of schedulers holding a list attribute (named by ``_nested``) whose items
+    ``state_dict()`` saves one by one with ``_save_item`` and ``load_state_dict()`` restores
+    with ``_load_item``."""
 
-    ``state_dict()`` saves the attributes of callable objects, not plain functions.
-    """
+    _nested: str
+
+    def _save_item(self, item: Any) -> Any:
+        raise NotImplementedError
+
+    def _load_item(self, item: Any, saved: Any) -> None:
+        raise NotImplementedError
+
+    def state_dict(self) -> dict[str, Any]:
+        state = {
+            key: deepcopy(value)
+            for key, value in self.__dict__.items()
+            if key not in ("optimizer", self._nested)
+        }
+        state[self._nested] = [self._save_item(item) for item in getattr(self, self._nested)]
+        return state
+
+    def load_state_dict(self, state_dict: dict[str, Any]) -> None:
+        state = {key: value for key, value in state_dict.items() if key != self._nested}
+        super().load_state_dict(state)
+        for item, saved in zip(getattr(self, self._nested), state_dict[self._nested], strict=True):
+            self._load_item(item, saved)
+
+
+class _LambdaScheduler(_NestedState):
+    """Base of the schedulers driven by ``self.lr_lambdas``: their state saves the attributes
+    of callable objects, not plain functions."""
+
+    _nested = "lr_lambdas"
+    _require_callable = False  # check each lr_lambda is callable when made (MultiplicativeLR)
+    lr_lambdas: list[Callable[[int], float]]
 
     def __init__(
         self,
@@ -222,18 +214,55 @@ class MultiplicativeLR(LRScheduler):
         last_epoch: int = -1,
         verbose: bool = False,
     ) -> None:
-        _check_optimizer(optimizer)
-        groups = len(optimizer.param_groups)
-        if isinstance(lr_lambda, list | tuple):
-            if len(lr_lambda) != groups:
-                raise ValueError(f"Expected {groups} lr_lambdas, but got {len(lr_lambda)}")
-            self.lr_lambdas = list(lr_lambda)
-        else:
-            self.lr_lambdas = [lr_lambda] * groups
-        for fn in self.lr_lambdas:
-            if not callable(fn):
-                raise TypeError(f"lr_lambda should be a function, but got {type(fn).__name__}")
+        self.lr_lambdas = _lr_lambdas(optimizer, lr_lambda)
+        if self._require_callable:
+            for fn in self.lr_lambdas:
+                if not callable(fn):
+                    raise TypeError(f"lr_lambda should be a function, but got {type(fn).__name__}")
         super().__init__(optimizer, last_epoch, verbose)
+
+    def _save_item(self, item: Any) -> Any:
+        return _callable_state(item)
+
+    def _load_item(self, item: Any, saved: Any) -> None:
+        if saved is not None:
+            item.__dict__.update(deepcopy(saved))
+
+
+class _SchedulerList(_NestedState):
+    """Base of the schedulers that drive ``self._schedulers``: their state holds each one's."""
+
+    _nested = "_schedulers"
+    _schedulers: list[LRScheduler]
+
+    def _save_item(self, item: Any) -> Any:
+        return item.state_dict()
+
+    def _load_item(self, item: Any, saved: Any) -> None:
+        item.load_state_dict(saved)
+
+
+class LambdaLR(_LambdaScheduler):
+    """``lr = base_lr · lr_lambda(epoch)``, with one function for all groups or one per group.
+
+    ``state_dict()`` saves the attributes of callable objects, not plain functions.
+    """
+
+    def get_lr(self) -> list[float]:
+        return [
+            base_lr * factor(self.last_epoch)
+            for factor, base_lr in zip(self.lr_lambdas, self.base_lrs, strict=True)
+        ]
+
+
+class MultiplicativeLR(_LambdaScheduler):
+    """Multiply the learning rate by ``lr_lambda(epoch)`` every epoch, with one function for
+    all groups or one per group.
+
+    ``state_dict()`` saves the attributes of callable objects, not plain functions.
+    """
+
+    _require_callable = True
 
     def get_lr(self) -> list[float]:
         if self._is_initial:
@@ -242,22 +271,6 @@ class MultiplicativeLR(LRScheduler):
             lr * factor(self.last_epoch)
             for factor, lr in zip(self.lr_lambdas, self._current_lrs(), strict=True)
         ]
-
-    def state_dict(self) -> dict[str, Any]:
-        state = {
-            key: deepcopy(value)
-            for key, value in self.__dict__.items()
-            if key not in ("optimizer", "lr_lambdas")
-        }
-        state["lr_lambdas"] = [_callable_state(fn) for fn in self.lr_lambdas]
-        return state
-
-    def load_state_dict(self, state_dict: dict[str, Any]) -> None:
-        state = {key: value for key, value in state_dict.items() if key != "lr_lambdas"}
-        super().load_state_dict(state)
-        for fn, saved in zip(self.lr_lambdas, state_dict["lr_lambdas"], strict=True):
-            if saved is not None:
-                fn.__dict__.update(deepcopy(saved))
 
 
 class StepLR(LRScheduler):
@@ -809,7 +822,7 @@ def _check_schedulers(name: str, optimizer: Optimizer, schedulers: Sequence[LRSc
             )
 
 
-class SequentialLR(LRScheduler):
+class SequentialLR(_SchedulerList):
     """Run ``schedulers`` one after another, switching at the ``milestones`` epochs (each
     next scheduler starts from its epoch 0, in closed form where it has one)."""
 
@@ -855,21 +868,6 @@ class SequentialLR(LRScheduler):
             scheduler.step()
         self._last_lr = scheduler.get_last_lr()
 
-    def state_dict(self) -> dict[str, Any]:
-        state = {
-            key: deepcopy(value)
-            for key, value in self.__dict__.items()
-            if key not in ("optimizer", "_schedulers")
-        }
-        state["_schedulers"] = [scheduler.state_dict() for scheduler in self._schedulers]
-        return state
-
-    def load_state_dict(self, state_dict: dict[str, Any]) -> None:
-        state = {key: value for key, value in state_dict.items() if key != "_schedulers"}
-        super().load_state_dict(state)
-        for scheduler, saved in zip(self._schedulers, state_dict["_schedulers"], strict=True):
-            scheduler.load_state_dict(saved)
-
 
 def _undo_initial_step(scheduler: LRScheduler) -> None:
     children = getattr(scheduler, "_schedulers", None)
@@ -880,7 +878,7 @@ def _undo_initial_step(scheduler: LRScheduler) -> None:
             _undo_initial_step(child)
 
 
-class ChainedScheduler(LRScheduler):
+class ChainedScheduler(_SchedulerList):
     """Step every scheduler in ``schedulers`` at each ``step()``, in order (their changes to
     the rates compose)."""
 
@@ -902,21 +900,6 @@ class ChainedScheduler(LRScheduler):
         for scheduler in self._schedulers:
             scheduler.step()
         self._last_lr = self._current_lrs()
-
-    def state_dict(self) -> dict[str, Any]:
-        state = {
-            key: deepcopy(value)
-            for key, value in self.__dict__.items()
-            if key not in ("optimizer", "_schedulers")
-        }
-        state["_schedulers"] = [scheduler.state_dict() for scheduler in self._schedulers]
-        return state
-
-    def load_state_dict(self, state_dict: dict[str, Any]) -> None:
-        state = {key: value for key, value in state_dict.items() if key != "_schedulers"}
-        super().load_state_dict(state)
-        for scheduler, saved in zip(self._schedulers, state_dict["_schedulers"], strict=True):
-            scheduler.load_state_dict(saved)
 
 
 class ReduceLROnPlateau(LRScheduler):

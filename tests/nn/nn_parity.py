@@ -11,6 +11,16 @@ import pytest
 import tensorkit as tk
 
 
+def same_error(make_mine: Any, make_theirs: Any) -> None:
+    """Both raise the same exception type with the same message (modulo the library name)."""
+    with pytest.raises(Exception) as theirs:
+        make_theirs()
+    expected = str(theirs.value).replace("torch.", "tensorkit.")
+    with pytest.raises(theirs.type) as mine:
+        make_mine()
+    assert str(mine.value) == expected
+
+
 def copy_state_to_torch(mine: Any, theirs: Any) -> None:
     """Load tensorkit's parameters and buffers into the torch module (names must match)."""
     torch = pytest.importorskip("torch")

@@ -8,6 +8,7 @@ from typing import Any
 
 import numpy as np
 import pytest
+from nn_parity import same_error
 
 import tensorkit as tk
 from tensorkit.nn.modules.rnn import GRU, LSTM, RNN, GRUCell, LSTMCell, RNNCell
@@ -257,16 +258,6 @@ def test_all_weights_and_extra_repr() -> None:
     assert repr(RNNCell(2, 3, nonlinearity="relu")) == "RNNCell(2, 3, nonlinearity=relu)"
 
 
-def _same_error(torch: Any, make_mine: Any, make_theirs: Any) -> None:
-    """Both raise the same exception type with the same message (modulo the library name)."""
-    with pytest.raises(Exception) as theirs:
-        make_theirs()
-    expected = str(theirs.value).replace("torch.", "tensorkit.")
-    with pytest.raises(theirs.type) as mine:
-        make_mine()
-    assert str(mine.value) == expected
-
-
 def _call(torch: Any, name: str, module_args: tuple, *arrays: Any, **kwargs: Any) -> tuple:
     """Two thunks that build the named module and call it on ``arrays``."""
     lib_mine = {**LAYERS, **CELLS}
@@ -317,7 +308,7 @@ def _zeros(*shape: int, dtype: Any = np.float32) -> np.ndarray:
     ],
 )
 def test_layer_misuse_errors(torch: Any, name: str, arrays: tuple) -> None:
-    _same_error(torch, *_call(torch, name, (4, 3, 2), *arrays))
+    same_error(*_call(torch, name, (4, 3, 2), *arrays))
 
 
 @pytest.mark.parametrize(
@@ -333,7 +324,7 @@ def test_layer_misuse_errors(torch: Any, name: str, arrays: tuple) -> None:
     ids=["input_size", "hidden_size", "batch", "gru_hidden", "input_3d", "hidden_3d"],
 )
 def test_cell_misuse_errors(torch: Any, name: str, arrays: tuple) -> None:
-    _same_error(torch, *_call(torch, name, (4, 3), *arrays))
+    same_error(*_call(torch, name, (4, 3), *arrays))
 
 
 @pytest.mark.parametrize(
@@ -351,8 +342,7 @@ def test_cell_misuse_errors(torch: Any, name: str, arrays: tuple) -> None:
     ],
 )
 def test_constructor_errors(torch: Any, name: str, args: tuple, kwargs: dict) -> None:
-    _same_error(
-        torch,
+    same_error(
         lambda: LAYERS[name](*args, **kwargs),
         lambda: getattr(torch.nn, name)(*args, **kwargs),
     )

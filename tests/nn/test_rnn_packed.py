@@ -9,6 +9,7 @@ from typing import Any
 import numpy as np
 import pytest
 from harness import check_grads, check_torch
+from nn_parity import same_error
 
 import tensorkit as tk
 from tensorkit.nn.modules.rnn import GRU, LSTM, RNN
@@ -333,16 +334,6 @@ def test_packed_input_keeps_one_matmul_per_time_step() -> None:
 
 
 # ---------------------------------------------------------------------------- errors
-def _same_error(torch: Any, make_mine: Any, make_theirs: Any) -> None:
-    """Both raise the same exception type with the same message (modulo the library name)."""
-    with pytest.raises(Exception) as theirs:
-        make_theirs()
-    expected = str(theirs.value).replace("torch.", "tensorkit.")
-    with pytest.raises(theirs.type) as mine:
-        make_mine()
-    assert str(mine.value) == expected
-
-
 def _both(call: Any) -> tuple[Any, Any]:
     """Thunks calling ``call(library, rnn_utils)`` with tensorkit's and with torch's."""
     import torch
@@ -378,7 +369,7 @@ MISUSES = {
 
 @pytest.mark.parametrize("misuse", MISUSES)
 def test_misuse_errors(torch: Any, misuse: str) -> None:
-    _same_error(torch, *_both(MISUSES[misuse]))
+    same_error(*_both(MISUSES[misuse]))
 
 
 def test_packed_lstm_checks_its_inputs_as_padded_input_does() -> None:

@@ -9,6 +9,7 @@ from typing import Any
 
 import numpy as np
 import pytest
+from nn_parity import same_error
 
 import tensorkit as tk
 from tensorkit.nn.functional.multihead import multi_head_attention_forward
@@ -301,24 +302,13 @@ def test_dropout_only_in_training() -> None:
     np.testing.assert_array_equal(first.detach().numpy(), second.detach().numpy())
 
 
-def _same_error(torch: Any, make_mine: Any, make_theirs: Any) -> None:
-    """Both raise the same exception type with the same message (modulo the library name)."""
-    with pytest.raises(Exception) as theirs:
-        make_theirs()
-    expected = str(theirs.value).replace("torch.", "tensorkit.")
-    with pytest.raises(theirs.type) as mine:
-        make_mine()
-    assert str(mine.value) == expected
-
-
 @pytest.mark.parametrize(
     ("args", "kwargs"),
     [((10, 3), {}), ((0, 2), {}), ((8, -1), {})],
     ids=["not_divisible", "zero_embed_dim", "negative_heads"],
 )
 def test_attention_constructor_errors(torch: Any, args: tuple, kwargs: dict) -> None:
-    _same_error(
-        torch,
+    same_error(
         lambda: MultiheadAttention(*args, **kwargs),
         lambda: torch.nn.MultiheadAttention(*args, **kwargs),
     )
@@ -369,8 +359,7 @@ ATTENTION_MISUSE = {
 @pytest.mark.parametrize(("args", "kwargs"), ATTENTION_MISUSE.values(), ids=list(ATTENTION_MISUSE))
 def test_attention_misuse_errors(torch: Any, args: tuple, kwargs: dict) -> None:
     mine, theirs = _twins(torch, E, HEADS)
-    _same_error(
-        torch,
+    same_error(
         lambda: mine(*map(_tk_or, args), **{k: _tk_or(v) for k, v in kwargs.items()}),
         lambda: theirs(
             *(_torch_or(torch, a) for a in args),
@@ -575,7 +564,7 @@ def test_transformer_errors(torch: Any) -> None:
         ),
     ]
     for make_mine, make_theirs in pairs:
-        _same_error(torch, make_mine, make_theirs)
+        same_error(make_mine, make_theirs)
 
 
 def test_fully_masked_rows_attend_to_nothing_like_torch():

@@ -290,38 +290,53 @@ class RNNBase(Module):
         """One layer in one direction: one matmul for the input, one per time step."""
         w_ih, w_hh, b_ih, b_hh, w_hr = self._layer_weights(index)
         projected = F.linear(x, w_ih, b_ih)
+        recurrent = (w_hh, b_hh, w_hr)
         if batch_sizes is not None:
-            return self._packed_direction(projected, state, index, reverse, batch_sizes)
-        step = _MODES[self.mode][1]
-        w_hh_t = w_hh.T
-        w_hr_t = None if w_hr is None else w_hr.T
-        outputs = []
-        for gi in reversed(projected.unbind(0)) if reverse else projected.unbind(0):
-            gh = state[0] @ w_hh_t
-            state = step(gi, gh if b_hh is None else gh + b_hh, state)
-            if w_hr_t is not None:
-                state = (state[0] @ w_hr_t, *state[1:])
-            outputs.append(state[0])
-        if reverse:
-            outputs.reverse()
+            return self._packed_direction(projected, state, recurrent, reverse, batch_sizes)
+        outputs, state = self._recur(projected.unbind(0), state, recurrent, reverse)
         return stack(outputs), state
 
     def _packed_direction(
-        self, projected: Tensor, state: State, index: int, reverse: bool, batch_sizes: list[int]
+        self,
+        projected: Tensor,
+        state: State,
+        recurrent: tuple[Any, ...],
+        reverse: bool,
+        batch_sizes: list[int],
     ) -> tuple[Tensor, State]:
         """``_direction`` over packed steps: the state keeps one row per running sequence."""
-        _, w_hh, _, b_hh, w_hr = self._layer_weights(index)
+        initial, ended = state, []
+        if reverse:
+            state = tuple(s[: batch_sizes[-1]] for s in state)
+
+        def resize(state: State, rows: int) -> State:
+            return _resize_state(state, rows, initial, ended)
+
+        steps = projected.split(batch_sizes)
+        outputs, state = self._recur(steps, state, recurrent, reverse, resize)
+        if ended:
+            state = tuple(cat(list(parts)) for parts in zip(state, *reversed(ended), strict=True))
+        return cat(outputs), state
+
+    def _recur(
+        self,
+        steps: Any,
+        state: State,
+        recurrent: tuple[Any, ...],
+        reverse: bool,
+        resize: Callable[[State, int], State] | None = None,
+    ) -> tuple[list[Tensor], State]:
+        """The recurrence over ``steps`` (the input projections, in time order) with
+        ``recurrent`` = (weight_hh, bias_hh, weight_hr): each step's output, in time order,
+        and the last state. ``resize`` first fits the state to a step's rows (packed input)."""
+        w_hh, b_hh, w_hr = recurrent
         step = _MODES[self.mode][1]
         w_hh_t = w_hh.T
         w_hr_t = None if w_hr is None else w_hr.T
-        steps = projected.split(batch_sizes)
-        initial, ended = state, []
-        if reverse:
-            steps = steps[::-1]
-            state = tuple(s[: batch_sizes[-1]] for s in state)
         outputs = []
-        for gi in steps:
-            state = _resize_state(state, gi.shape[0], initial, ended)
+        for gi in reversed(steps) if reverse else steps:
+            if resize is not None:
+                state = resize(state, gi.shape[0])
             gh = state[0] @ w_hh_t
             state = step(gi, gh if b_hh is None else gh + b_hh, state)
             if w_hr_t is not None:
@@ -329,9 +344,7 @@ class RNNBase(Module):
             outputs.append(state[0])
         if reverse:
             outputs.reverse()
-        if ended:
-            state = tuple(cat(list(parts)) for parts in zip(state, *reversed(ended), strict=True))
-        return cat(outputs), state
+        return outputs, state
 
     def _layer_weights(self, index: int) -> tuple[Any, ...]:
         """(weight_ih, weight_hh, bias_ih, bias_hh, weight_hr) of one layer and direction;

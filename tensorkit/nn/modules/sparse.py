@@ -3,6 +3,7 @@ of them."""
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 from ...autograd.grad_mode import no_grad
@@ -16,7 +17,69 @@ from .module import Module
 __all__ = ["Embedding", "EmbeddingBag"]
 
 
-class Embedding(Module):
+class _EmbeddingTable(Module):
+    """What Embedding and EmbeddingBag share: the (num_embeddings, embedding_dim) weight, its
+    optional all-zero ``padding_idx`` row, and ``from_pretrained``'s shape check."""
+
+    def _init_table(
+        self,
+        num_embeddings: int,
+        embedding_dim: int,
+        padding_idx: int | None,
+        padding_message: str,
+        _weight: Tensor | None,
+        requires_grad: bool,
+        device: Any,
+        dtype: Any,
+    ) -> None:
+        """Set the sizes, ``padding_idx`` (made non-negative) and the weight: ``_weight`` when
+        given, else a new one filled by ``reset_parameters``."""
+        self.num_embeddings = num_embeddings
+        self.embedding_dim = embedding_dim
+        if padding_idx is not None:
+            if not -num_embeddings <= padding_idx < num_embeddings:
+                raise AssertionError(padding_message)
+            padding_idx %= num_embeddings
+        self.padding_idx = padding_idx
+        if _weight is None:
+            shape = (num_embeddings, embedding_dim)
+            self.weight = Parameter(empty(shape, device=device, dtype=dtype), requires_grad)
+            self.reset_parameters()
+        else:
+            if list(_weight.shape) != [num_embeddings, embedding_dim]:
+                raise AssertionError(
+                    "Shape of weight does not match num_embeddings and embedding_dim"
+                )
+            self.weight = Parameter(_weight, requires_grad=requires_grad)
+
+    def reset_parameters(self) -> None:
+        init.normal_(self.weight)
+        if self.padding_idx is not None:
+            with no_grad():
+                self.weight[self.padding_idx].fill_(0)
+
+    def _norm_repr(self, show: Callable[[Any], str]) -> str:
+        """``extra_repr``'s part for a non-default ``max_norm``, ``norm_type`` and
+        ``scale_grad_by_freq``, each value shown by ``show`` (``str`` or ``repr``)."""
+        text = ""
+        if self.max_norm is not None:
+            text += f", max_norm={show(self.max_norm)}"
+        if self.norm_type != 2:
+            text += f", norm_type={show(self.norm_type)}"
+        if self.scale_grad_by_freq:
+            text += f", scale_grad_by_freq={show(self.scale_grad_by_freq)}"
+        return text
+
+
+def _pretrained_shape(embeddings: Tensor) -> tuple[int, int]:
+    """``from_pretrained``'s (num_embeddings, embedding_dim), once ``embeddings`` is 2-D."""
+    if embeddings.ndim != 2:
+        raise AssertionError("Embeddings parameter is expected to be 2-dimensional")
+    rows, cols = embeddings.shape
+    return rows, cols
+
+
+class Embedding(_EmbeddingTable):
     """``num_embeddings`` vectors of size ``embedding_dim`` (initialized from N(0, 1)),
     looked up by index. Row ``padding_idx`` starts at zero and never gets a gradient."""
 
@@ -35,33 +98,20 @@ class Embedding(Module):
         dtype: Any = None,
     ) -> None:
         super().__init__()
-        self.num_embeddings = num_embeddings
-        self.embedding_dim = embedding_dim
-        if padding_idx is not None:
-            if not -num_embeddings <= padding_idx < num_embeddings:
-                raise AssertionError("Padding_idx must be within num_embeddings")
-            padding_idx %= num_embeddings
-        self.padding_idx = padding_idx
         self.max_norm = max_norm
         self.norm_type = norm_type
         self.scale_grad_by_freq = scale_grad_by_freq
         self.sparse = sparse
-        if _weight is None:
-            shape = (num_embeddings, embedding_dim)
-            self.weight = Parameter(empty(shape, device=device, dtype=dtype), not _freeze)
-            self.reset_parameters()
-        else:
-            if list(_weight.shape) != [num_embeddings, embedding_dim]:
-                raise AssertionError(
-                    "Shape of weight does not match num_embeddings and embedding_dim"
-                )
-            self.weight = Parameter(_weight, requires_grad=not _freeze)
-
-    def reset_parameters(self) -> None:
-        init.normal_(self.weight)
-        if self.padding_idx is not None:
-            with no_grad():
-                self.weight[self.padding_idx].fill_(0)
+        self._init_table(
+            num_embeddings,
+            embedding_dim,
+            padding_idx,
+            "Padding_idx must be within num_embeddings",
+            _weight,
+            not _freeze,
+            device,
+            dtype,
+        )
 
     def forward(self, input: Tensor) -> Tensor:
         return F.embedding(
@@ -78,12 +128,7 @@ class Embedding(Module):
         text = f"{self.num_embeddings}, {self.embedding_dim}"
         if self.padding_idx is not None:
             text += f", padding_idx={self.padding_idx}"
-        if self.max_norm is not None:
-            text += f", max_norm={self.max_norm}"
-        if self.norm_type != 2:
-            text += f", norm_type={self.norm_type}"
-        if self.scale_grad_by_freq:
-            text += f", scale_grad_by_freq={self.scale_grad_by_freq}"
+        text += self._norm_repr(str)
         if self.sparse:
             text += ", sparse=True"
         return text
@@ -100,9 +145,7 @@ class Embedding(Module):
         sparse: bool = False,
     ) -> Embedding:
         """An Embedding whose weight is ``embeddings`` (frozen unless ``freeze=False``)."""
-        if embeddings.ndim != 2:
-            raise AssertionError("Embeddings parameter is expected to be 2-dimensional")
-        rows, cols = embeddings.shape
+        rows, cols = _pretrained_shape(embeddings)
         return cls(
             rows,
             cols,
@@ -116,7 +159,7 @@ class Embedding(Module):
         )
 
 
-class EmbeddingBag(Module):
+class EmbeddingBag(_EmbeddingTable):
     """``num_embeddings`` vectors of size ``embedding_dim`` (initialized from N(0, 1)),
     reduced per bag of indices by ``mode`` (``"sum"``, ``"mean"`` or ``"max"``) without
     materializing the looked-up rows' batch. Row ``padding_idx`` starts at zero and is left
@@ -138,35 +181,22 @@ class EmbeddingBag(Module):
         dtype: Any = None,
     ) -> None:
         super().__init__()
-        self.num_embeddings = num_embeddings
-        self.embedding_dim = embedding_dim
         self.max_norm = max_norm
         self.norm_type = norm_type
         self.scale_grad_by_freq = scale_grad_by_freq
-        if padding_idx is not None:
-            if not -num_embeddings <= padding_idx < num_embeddings:
-                raise AssertionError("padding_idx must be within num_embeddings")
-            padding_idx %= num_embeddings
-        self.padding_idx = padding_idx
-        if _weight is None:
-            shape = (num_embeddings, embedding_dim)
-            self.weight = Parameter(empty(shape, device=device, dtype=dtype))
-            self.reset_parameters()
-        else:
-            if list(_weight.shape) != [num_embeddings, embedding_dim]:
-                raise AssertionError(
-                    "Shape of weight does not match num_embeddings and embedding_dim"
-                )
-            self.weight = Parameter(_weight)
+        self._init_table(
+            num_embeddings,
+            embedding_dim,
+            padding_idx,
+            "padding_idx must be within num_embeddings",
+            _weight,
+            True,
+            device,
+            dtype,
+        )
         self.mode = mode
         self.sparse = sparse
         self.include_last_offset = include_last_offset
-
-    def reset_parameters(self) -> None:
-        init.normal_(self.weight)
-        if self.padding_idx is not None:
-            with no_grad():
-                self.weight[self.padding_idx].fill_(0)
 
     def forward(
         self,
@@ -189,13 +219,7 @@ class EmbeddingBag(Module):
         )
 
     def extra_repr(self) -> str:
-        text = f"{self.num_embeddings}, {self.embedding_dim}"
-        if self.max_norm is not None:
-            text += f", max_norm={self.max_norm!r}"
-        if self.norm_type != 2:
-            text += f", norm_type={self.norm_type!r}"
-        if self.scale_grad_by_freq:
-            text += f", scale_grad_by_freq={self.scale_grad_by_freq!r}"
+        text = f"{self.num_embeddings}, {self.embedding_dim}" + self._norm_repr(repr)
         text += f", mode={self.mode!r}"
         if self.padding_idx is not None:
             text += f", padding_idx={self.padding_idx!r}"
@@ -215,9 +239,7 @@ class EmbeddingBag(Module):
         padding_idx: int | None = None,
     ) -> EmbeddingBag:
         """An EmbeddingBag whose weight is ``embeddings`` (frozen unless ``freeze=False``)."""
-        if embeddings.ndim != 2:
-            raise AssertionError("Embeddings parameter is expected to be 2-dimensional")
-        rows, cols = embeddings.shape
+        rows, cols = _pretrained_shape(embeddings)
         bag = cls(
             rows,
             cols,

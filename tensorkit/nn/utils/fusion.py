@@ -22,18 +22,13 @@ def _check_eval(layer: Any, bn: Any) -> None:
         raise AssertionError("Fusion only for eval!")
 
 
-def _check_running_stats(bn: Any) -> None:
+def _fused_copy(layer: Any, bn: Any, fuse_weights: Any, *extra: Any) -> Any:
+    """A copy of ``layer`` whose weight and bias are ``fuse_weights`` of its own and ``bn``'s
+    running statistics and affine parameters (``extra`` passed on after them)."""
     if bn.running_mean is None or bn.running_var is None:
         raise AssertionError("bn.running_mean and bn.running_var must not be None")
-
-
-def fuse_conv_bn_eval(conv: Any, bn: Any, transpose: bool = False) -> Any:
-    """A copy of ``conv`` that computes ``bn(conv(x))`` (both in eval mode) in one layer;
-    ``transpose=True`` for a transposed convolution."""
-    _check_eval(conv, bn)
-    fused = copy.deepcopy(conv)
-    _check_running_stats(bn)
-    fused.weight, fused.bias = fuse_conv_bn_weights(
+    fused = copy.deepcopy(layer)
+    fused.weight, fused.bias = fuse_weights(
         fused.weight,
         fused.bias,
         bn.running_mean,
@@ -41,9 +36,16 @@ def fuse_conv_bn_eval(conv: Any, bn: Any, transpose: bool = False) -> Any:
         bn.eps,
         bn.weight,
         bn.bias,
-        transpose,
+        *extra,
     )
     return fused
+
+
+def fuse_conv_bn_eval(conv: Any, bn: Any, transpose: bool = False) -> Any:
+    """A copy of ``conv`` that computes ``bn(conv(x))`` (both in eval mode) in one layer;
+    ``transpose=True`` for a transposed convolution."""
+    _check_eval(conv, bn)
+    return _fused_copy(conv, bn, fuse_conv_bn_weights, transpose)
 
 
 def fuse_conv_bn_weights(
@@ -76,23 +78,12 @@ def fuse_conv_bn_weights(
 def fuse_linear_bn_eval(linear: Any, bn: Any) -> Any:
     """A copy of ``linear`` that computes ``bn(linear(x))`` (both in eval mode) in one layer."""
     _check_eval(linear, bn)
-    fused = copy.deepcopy(linear)
     if linear.out_features != bn.num_features and bn.num_features != 1:
         raise AssertionError(
             "To fuse, linear.out_features == bn.num_features or bn.num_features == 1, got "
             f"linear.out_features={linear.out_features} and bn.num_features={bn.num_features}"
         )
-    _check_running_stats(bn)
-    fused.weight, fused.bias = fuse_linear_bn_weights(
-        fused.weight,
-        fused.bias,
-        bn.running_mean,
-        bn.running_var,
-        bn.eps,
-        bn.weight,
-        bn.bias,
-    )
-    return fused
+    return _fused_copy(linear, bn, fuse_linear_bn_weights)
 
 
 def fuse_linear_bn_weights(
