@@ -39,7 +39,7 @@ _MATRIX_RANK = OpDef("linalg_matrix_rank", _rank_forward, None)
 def matrix_rank(
     A: Tensor, *, atol: Any = None, rtol: Any = None, hermitian: bool = False
 ) -> Tensor:
-    """The number of singular values (|eigenvalues| if ``hermitian``) above
+    """The number of singular values (the eigenvalues' magnitudes if ``hermitian``) above
     ``max(atol, rtol * largest)``, as int64; the tolerances default as in :func:`pinv`."""
     name = "linalg.matrix_rank"
     if isinstance(A, Tensor) and A.ndim < 2:
