@@ -478,3 +478,49 @@ def test_unsigned_bounds_wrap_negative_ints_as_pytorch():
     assert tk.clamp(x, min=-1).tolist() == [255, 255]
     assert tk.where(tk.tensor([True, False]), x, -56).tolist() == [1, 200]
     assert tk.clamp(tk.tensor([1], dtype=tk.int8), -128, 127).tolist() == [1]
+
+
+@pytest.mark.parametrize("dtype", ALL_DTYPES, ids=str)
+def test_is_signed_and_legacy_type_names_match_torch(dtype):
+    torch = pytest.importorskip("torch")
+    x = tk.zeros(2, dtype=dtype)
+    reference = torch.zeros(2, dtype=getattr(torch, dtype.name))
+    assert x.is_signed() == reference.is_signed()
+    assert x.type() == reference.type().replace("torch.", "tensorkit.")
+    assert x.type(reference.type()).dtype == dtype
+
+
+def test_type_casts_to_a_dtype_or_returns_self():
+    x = tk.ones(2)
+    assert x.type(tk.float32) is x
+    assert x.type(tk.int64).dtype == tk.int64
+    assert x.type("tensorkit.DoubleTensor").dtype == tk.float64
+    with pytest.raises(ValueError, match=r"invalid type: 'torch.NotATensor'"):
+        x.type("torch.NotATensor")
+
+
+def test_tensor_queries():
+    x = tk.arange(12.0).reshape(3, 4)
+    assert x.ndimension() == 2 and x.get_device() == -1
+    assert x.is_same_size(tk.zeros(3, 4)) and not x.is_same_size(tk.zeros(4, 3))
+    assert x.storage_offset() == 0 and x[1].storage_offset() == 4
+    assert x[:, 1:][2].storage_offset() == 9 and x.narrow(1, 2, 2).storage_offset() == 2
+    assert not x.is_conj() and not x.is_neg()
+    assert x.resolve_conj() is x and x.resolve_neg() is x
+
+
+def test_is_nonzero_needs_one_element():
+    assert tk.tensor([2.0]).is_nonzero() and not tk.tensor(0).is_nonzero()
+    with pytest.raises(RuntimeError, match="Boolean value of Tensor with more than one value"):
+        tk.ones(2).is_nonzero()
+    with pytest.raises(RuntimeError, match="Boolean value of Tensor with no values is ambiguous"):
+        tk.ones(0).is_nonzero()
+
+
+def test_in_place_ops_on_empty_tensors():
+    # NumPy may give an empty array zero strides; there is nothing to write, so no overlap.
+    x = tk.ones(0, 3).clone()
+    x.neg_().floor_()
+    assert x.shape == (0, 3)
+    with pytest.raises(RuntimeError, match="refers to a single memory location"):
+        tk.ones(3, 1).expand(3, 2).neg_()

@@ -59,7 +59,9 @@ def _check_target(tensor: Tensor, result: Tensor, op_name: str) -> None:
             f"operation ({op_name} on a view of shape {list(tensor.shape)})."
         )
     data = tensor._data
-    if any(stride == 0 and n > 1 for stride, n in zip(data.strides, data.shape, strict=True)):
+    if data.size > 1 and any(
+        stride == 0 and n > 1 for stride, n in zip(data.strides, data.shape, strict=True)
+    ):  # an empty array may have zero strides: it has nothing to write
         raise RuntimeError(
             f"unsupported operation: more than one element of the written-to tensor refers to a "
             f"single memory location (in {op_name} on an expanded tensor of shape "
