@@ -105,12 +105,16 @@ from .ops.reduction import (
     any,  # noqa: A004
     argmax,
     argmin,
+    corrcoef,
     count_nonzero,
+    cov,
     cummax,
     cummin,
     cumprod,
     cumsum,
     diff,
+    dist,
+    log_softmax,
     logcumsumexp,
     logsumexp,
     max,  # noqa: A004
@@ -122,6 +126,7 @@ from .ops.reduction import (
     nanmedian,
     nansum,
     prod,
+    softmax,
     std,
     std_mean,
     sum,  # noqa: A004

@@ -148,6 +148,60 @@ class Tensor:
     def is_complex(self) -> bool:
         return self._data.dtype.kind == "c"
 
+    def is_signed(self) -> bool:
+        return self.dtype.is_signed
+
+    def is_nonzero(self) -> bool:
+        n = self._data.size
+        if n != 1:
+            what = "no values" if n == 0 else "more than one value"
+            raise RuntimeError(f"Boolean value of Tensor with {what} is ambiguous")
+        return bool(self._scalar() != 0)
+
+    def is_same_size(self, other: Tensor) -> bool:
+        return self.shape == other.shape
+
+    def get_device(self) -> int:
+        """The device index, -1 on the CPU."""
+        return -1 if self._device.type == "cpu" else int(self._device.index or 0)
+
+    def ndimension(self) -> int:
+        return self._data.ndim
+
+    def storage_offset(self) -> int:
+        """Elements from the start of the base tensor's storage to this tensor's first one."""
+        base = self
+        while base._base is not None:
+            base = base._base
+        return (self.data_ptr() - base.data_ptr()) // self._data.itemsize
+
+    def is_conj(self) -> bool:
+        return False  # tensorkit conjugates eagerly: there is no lazy conjugate bit
+
+    def is_neg(self) -> bool:
+        return False
+
+    def resolve_conj(self) -> Tensor:
+        return self
+
+    def resolve_neg(self) -> Tensor:
+        return self
+
+    def type(self, dtype: Any = None, non_blocking: bool = False, **kwargs: Any) -> Any:
+        """The legacy type name (``'tensorkit.FloatTensor'``) or a cast to ``dtype``."""
+        from .ops.shape import _SCALAR_NAMES
+
+        names = {f"{scalar}Tensor": name for name, scalar in _SCALAR_NAMES.items()}
+        if dtype is None:
+            prefix = "tensorkit." if self._device.type == "cpu" else "tensorkit.cuda."
+            return f"{prefix}{_SCALAR_NAMES[self.dtype.name]}Tensor"
+        if isinstance(dtype, str):
+            module, _, scalar = dtype.rpartition(".")
+            if scalar not in names or module.split(".")[-1] == "cuda":
+                raise ValueError(f"invalid type: '{dtype}'")
+            dtype = from_numpy_dtype(np.dtype(names[scalar]))
+        return self if dtype == self.dtype else self.to(dtype)
+
     def is_contiguous(self) -> bool:
         return bool(self._data.flags.c_contiguous)
 

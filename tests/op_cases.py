@@ -295,6 +295,51 @@ UNARY_CASES = [
     case("neg-operator", lambda m, x: -x, real),
     case("exp-int", lambda m, x: m.exp(x), ints, gradcheck=False),
     case("sqrt-int", lambda m, x: m.sqrt(m.abs(x)), ints, gradcheck=False),
+    case("sinc", lambda m, x: m.sinc(x), nonzero, numpy=np.sinc),
+    case("sinc-zero", lambda m, x: m.sinc(x), one_zero, gradgrad=False),
+    case("logit", lambda m, x: m.logit(x * 0.5 + 0.5), unit),
+    case("logit-eps", lambda m, x: m.logit(x * 0.5 + 0.5, eps=0.2), unit),
+    case("deg2rad", lambda m, x: m.deg2rad(x), real, numpy=np.deg2rad),
+    case("rad2deg", lambda m, x: m.rad2deg(x), real, numpy=np.rad2deg),
+    case("deg2rad-int", lambda m, x: m.deg2rad(x), ints, gradcheck=False),
+    case("sgn", lambda m, x: m.sgn(x), nonzero, torch_grad=False),  # PyTorch: a ZeroTensor
+    case("sgn-complex", lambda m, x: m.sgn(x), complex_values),
+    case("frexp", lambda m, x: m.frexp(x), real, gradcheck=False, torch_grad=False),
+    *(  # size-0 shapes left out: tensorkit refuses in-place writes into a cloned (0, 3)
+        case(
+            f"{name}_",
+            lambda m, x, name=name: getattr(x.clone(), name + "_")(),
+            maker,
+            shapes=UNARY[:2] + UNARY[3:],
+            # PyTorch has no in-place derivative of these (or gives a ZeroTensor)
+            torch_grad=name not in ("arcsinh", "arccosh", "arctanh", "fix", "sgn"),
+        )
+        for name, maker in [
+            ("negative", real),
+            ("absolute", nonzero),
+            ("arcsin", unit),
+            ("arccos", unit),
+            ("arctan", real),
+            ("arcsinh", real),
+            ("arccosh", above_one),
+            ("arctanh", unit),
+            ("fix", off_integer),
+            ("sgn", nonzero),
+            ("sinc", nonzero),
+            ("deg2rad", real),
+            ("rad2deg", real),
+        ]
+    ),
+    case("logit_", lambda m, x: (x * 0.5 + 0.5).logit_(0.1), unit, shapes=UNARY[:2]),
+    case(
+        "logical_not_",
+        lambda m, x: x.clone().logical_not_(),
+        one_zero,
+        shapes=UNARY[:2],
+        gradcheck=False,
+        torch_grad=False,
+    ),
+    case("bitwise_not_", lambda m, x: x.clone().bitwise_not_(), ints, shapes=UNARY[:2]),
 ]
 
 
@@ -447,6 +492,78 @@ BINARY_CASES = [
         with_values(positive, {1: 0.0}),
     ),
     _binary("atan2", real, nonzero),
+    _binary("arctan2", real, nonzero),
+    case("arctan2_", lambda m, a, b: a.clone().arctan2_(b), real, nonzero, shapes=BINARY[:1]),
+    *(
+        _binary(name, real, real, gradcheck=False)
+        for name in ("greater", "greater_equal", "less", "less_equal", "not_equal")
+    ),
+    *(
+        case(
+            f"{name}_",
+            lambda m, a, b, name=name: getattr(a.clone(), name + "_")(b),
+            real,
+            real,
+            shapes=(BINARY[0], BINARY[3]),
+            gradcheck=False,
+            torch_grad=False,
+        )
+        for name in ("greater", "greater_equal", "less", "less_equal", "not_equal")
+    ),
+    _binary("multiply", real, real),
+    _binary("subtract", real, real),
+    _binary("divide", real, nonzero),
+    *(
+        case(
+            f"{name}_",
+            lambda m, a, b, name=name: getattr(a.clone(), name + "_")(b),
+            real,
+            maker,
+            shapes=(BINARY[0], BINARY[3]),
+        )
+        for name, maker in [
+            ("multiply", real),
+            ("subtract", real),
+            ("divide", nonzero),
+            ("xlogy", positive),
+            ("hypot", nonzero),
+            ("copysign", nonzero),
+        ]
+    ),
+    case(
+        "shift_",
+        lambda m, a, b: a.clone().bitwise_left_shift_(b).bitwise_right_shift_(1),
+        ints,
+        small_ints,
+        shapes=BINARY[:1],
+        gradcheck=False,
+    ),
+    _binary("xlogy", real, positive),
+    case("xlogy-zero", lambda m, a, b: m.xlogy(a, b), two_zeros, positive, shapes=BINARY),
+    case("xlogy-scalar", lambda m, b: m.xlogy(2.0, b), positive),
+    _binary("hypot", nonzero, nonzero),
+    _binary("copysign", nonzero, nonzero),
+    case(
+        "copysign-int", lambda m, a, b: m.copysign(a, b), ints, ints, shapes=BINARY, gradcheck=False
+    ),
+    _binary("heaviside", two_zeros, real, gradcheck=False, torch_grad=False),
+    _binary("gcd", ints, ints, gradcheck=False),
+    _binary("lcm", ints, ints, gradcheck=False),
+    case(
+        "gcd_",
+        lambda m, a, b: a.clone().gcd_(b).lcm_(b),
+        ints,
+        nonzero_ints,
+        shapes=BINARY[:1],
+        gradcheck=False,
+    ),
+    _binary("ldexp", real, small_ints),
+    _binary("nextafter", real, real, gradcheck=False, torch_grad=False),
+    _binary("float_power", positive, real),
+    case("float_power-scalar", lambda m, x: m.float_power(x, 2), real),
+    case("float_power-int", lambda m, x: m.float_power(x, 3), ints, gradcheck=False),
+    _binary("logaddexp", real, real),
+    _binary("logaddexp2", real, real),
     _binary("maximum", distinct, distinct, shapes=BINARY[:4] + BINARY[5:]),
     _binary("minimum", distinct, distinct, shapes=BINARY[:4] + BINARY[5:]),
     _binary("fmax", distinct, distinct, shapes=BINARY[:4] + BINARY[5:]),
@@ -1827,11 +1944,59 @@ COMPLEX_CASES = [
     ),
 ]
 
+
+def _integer_weights(rng: np.random.Generator, shape: Shape) -> np.ndarray:
+    """int64 frequency weights in [1, 4)."""
+    return rng.integers(1, 4, shape).astype(np.int64)
+
+
+METHOD_CASES = [
+    _shape("softmax", lambda m, x: m.softmax(x, 1)),
+    _shape("softmax-method-dtype", lambda m, x: x.softmax(-1, dtype=m.float64)),
+    _shape("log_softmax", lambda m, x: m.log_softmax(x, 0)),
+    _shape("log_softmax-method", lambda m, x: x.log_softmax(-1), ((4,), (2, 3, 2))),
+    _shape("dist", lambda m, x: m.dist(x, m.ones(3, dtype=x.dtype))),
+    _shape("dist-p3", lambda m, x: x.dist(x.flip(0), 3), ((2, 3), (4,))),
+    _shape("dist-p1", lambda m, x: m.dist(x, x * 0.5 + 0.3, 1), maker=nonzero),
+    _shape("sum_to_size", lambda m, x: x.sum_to_size(1, 3), ((2, 3), (4, 2, 3))),
+    _shape("sum_to_size-tuple", lambda m, x: x.sum_to_size((2, 1))),
+    _shape("cov", lambda m, x: m.cov(x), ((3, 5), (5,), (1, 4))),
+    _shape("cov-correction", lambda m, x: x.cov(correction=0), ((3, 5),)),
+    case(
+        "cov-weights",
+        lambda m, x, f, a: m.cov(x, correction=2, fweights=f, aweights=a),
+        real,
+        _integer_weights,
+        positive,
+        shapes=(((3, 5), (5,), (5,)),),
+    ),
+    _shape("corrcoef", lambda m, x: m.corrcoef(x), ((3, 5), (2, 4))),
+    _shape("corrcoef-vector", lambda m, x: x.corrcoef(), ((5,),)),
+    _shape("ravel", lambda m, x: m.ravel(x.t()), ((2, 3), ())),
+    _shape("select", lambda m, x: m.select(x, 1, -1), ((2, 3), (2, 3, 4))),
+    _shape("select-method", lambda m, x: x.select(0, 1)),
+    _shape("hsplit", lambda m, x: m.hsplit(x, 3), ((2, 3), (6,))),
+    _shape("hsplit-indices", lambda m, x: x.hsplit([1, 2])),
+    _shape("vsplit", lambda m, x: m.vsplit(x, 2), ((4, 3),)),
+    _shape("dsplit", lambda m, x: m.dsplit(x, [1]), ((2, 2, 3),)),
+    _shape("split_with_sizes", lambda m, x: m.split_with_sizes(x, [1, 2], 1)),
+    _shape("split_with_sizes-method", lambda m, x: x.split_with_sizes([2, 0, 2]), ((4, 2),)),
+    _shape("diagflat", lambda m, x: m.diagflat(x), ((2, 3), ())),
+    _shape("diagflat-offset", lambda m, x: x.diagflat(-2), ((3,),)),
+    _shape("narrow_copy", lambda m, x: m.narrow_copy(x, 1, 1, 2)),
+    _shape("unfold", lambda m, x: x.unfold(1, 2, 1), ((2, 3), (2, 4, 2))),
+    _shape("unfold-step", lambda m, x: x.unfold(0, 2, 3), ((7, 2), (2,))),
+    _shape("unfold-scalar", lambda m, x: x.unfold(0, 1, 1), ((),)),
+    _shape("cumsum_", lambda m, x: (x * 1).cumsum_(1)),
+    _shape("cumprod_", lambda m, x: (x * 1).cumprod_(-1), maker=nonzero),
+]
+
 CASES: list[OpCase] = [
     *UNARY_CASES,
     *BINARY_CASES,
     *REDUCTION_CASES,
     *SHAPE_CASES,
+    *METHOD_CASES,
     *MATMUL_CASES,
     *INDEXING_CASES,
     *VIEW_WRITE_CASES,

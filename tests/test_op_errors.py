@@ -180,6 +180,36 @@ BINARY = [
         NotImplementedError,
         r'"bitwise_and.*" not implemented for',
     ),
+    *(
+        Misuse(
+            f"{name}-int",
+            lambda m, name=name: getattr(m, name)(m.tensor([1, 2]), m.tensor([3, 4])),
+            NotImplementedError,
+            rf"\"{name}_cpu\" not implemented for 'Long'",
+        )
+        for name in ("hypot", "logaddexp", "logaddexp2", "nextafter")
+    ),
+    *(
+        Misuse(
+            f"{name}-float",
+            lambda m, name=name: getattr(m, name)(_x(m), _x(m)),
+            NotImplementedError,
+            rf"\"{name}_cpu\" not implemented for 'Float'",
+        )
+        for name in ("gcd", "lcm")
+    ),
+    Misuse(
+        "heaviside-dtypes",
+        lambda m: m.heaviside(_x(m), m.tensor([1])),
+        RuntimeError,
+        r"heaviside is not yet implemented for tensors with different dtypes\.",
+    ),
+    Misuse(
+        "frexp-int",
+        lambda m: m.frexp(m.tensor([1, 2])),
+        RuntimeError,
+        r"torch\.frexp\(\) only supports floating-point dtypes",
+    ),
     Misuse(
         "shift-float",
         lambda m: _x(m) << 1,
@@ -1344,7 +1374,107 @@ DTYPES = [
 ]
 
 
-MISUSES = [*BINARY, *UNARY, *REDUCTION, *SHAPE, *INDEXING, *CONVERSION, *COMPLEX, *DTYPES]
+METHODS = [
+    Misuse(
+        "select-index",
+        lambda m: m.select(_x(m), 1, 5),
+        IndexError,
+        r"select\(\): index 5 out of range for tensor of size \[2, 3\] at dimension 1",
+    ),
+    Misuse(
+        "hsplit-indivisible",
+        lambda m: m.hsplit(_x(m), 2),
+        RuntimeError,
+        r"torch.hsplit attempted to split along dimension 1, but the size of the dimension 3 "
+        r"is not divisible by the split_size 2!",
+    ),
+    Misuse(
+        "hsplit-scalar",
+        lambda m: m.hsplit(m.tensor(1.0), 2),
+        RuntimeError,
+        r"torch.hsplit requires a tensor with at least 1 dimension, but got a tensor with 0 "
+        r"dimensions!",
+    ),
+    Misuse(
+        "vsplit-1d",
+        lambda m: m.vsplit(m.ones(3), 1),
+        RuntimeError,
+        r"torch.vsplit requires a tensor with at least 2 dimension, but got a tensor with 1",
+    ),
+    Misuse(
+        "dsplit-2d",
+        lambda m: m.dsplit(_x(m), 1),
+        RuntimeError,
+        r"torch.dsplit requires a tensor with at least 3 dimension, but got a tensor with 2",
+    ),
+    Misuse(
+        "unfold-size",
+        lambda m: _x(m).unfold(1, 4, 1),
+        RuntimeError,
+        r"maximum size for tensor at dimension 1 is 3 but size is 4",
+    ),
+    Misuse(
+        "unfold-step", lambda m: _x(m).unfold(1, 2, 0), RuntimeError, r"step is 0 but must be > 0"
+    ),
+    Misuse(
+        "sum_to_size-not-expandable",
+        lambda m: _x(m).sum_to_size(2),
+        RuntimeError,
+        r"size \{\[2\]\} is not expandable to size \{\[2, 3\]\}\.",
+    ),
+    Misuse(
+        "sum_to_size-longer",
+        lambda m: _x(m).sum_to_size(4, 2, 3),
+        RuntimeError,
+        r"size \{\[4, 2, 3\]\} is not expandable to size \{\[2, 3\]\}\.",
+    ),
+    Misuse(
+        "cov-3d",
+        lambda m: m.cov(m.ones(2, 2, 2)),
+        RuntimeError,
+        r"cov\(\): expected input to have two or fewer dimensions but got an input with 3 "
+        r"dimensions",
+    ),
+    Misuse(
+        "cov-float-fweights",
+        lambda m: m.cov(_x(m), fweights=m.tensor([1.0, 2.0, 3.0])),
+        RuntimeError,
+        r"cov\(\): expected fweights to have integral dtype but got fweights with Float dtype",
+    ),
+    Misuse(
+        "cov-fweights-numel",
+        lambda m: m.cov(_x(m), fweights=m.tensor([1, 2])),
+        RuntimeError,
+        r"cov\(\): expected fweights to have the same numel as there are observations in the "
+        r"input but got 2 != 3",
+    ),
+    Misuse(
+        "cov-negative-aweights",
+        lambda m: m.cov(_x(m), aweights=m.tensor([1.0, -2.0, 3.0])),
+        RuntimeError,
+        r"cov\(\): aweights cannot be negative",
+    ),
+    Misuse(
+        "dist-shapes",
+        lambda m: m.dist(_x(m), m.ones(3, 2)),
+        RuntimeError,
+        r"The size of tensor a \(3\) must match the size of tensor b \(2\) at non-singleton "
+        r"dimension 1",
+    ),
+]
+
+
+MISUSES = [
+    *BINARY,
+    *UNARY,
+    *REDUCTION,
+    *SHAPE,
+    *INDEXING,
+    *CONVERSION,
+    *COMPLEX,
+    *DTYPES,
+    *METHODS,
+]
 assert len({m.name for m in MISUSES}) == len(MISUSES), "misuse names must be unique"
 
 

@@ -31,23 +31,28 @@ _METHODS_BY_MODULE = {
         "asin acos atan sinh cosh tanh asinh acosh atanh arcsin arccos arctan arcsinh arccosh "
         "arctanh sigmoid relu erf erfc abs absolute sign floor ceil trunc fix frac round "
         "nan_to_num isnan isinf isposinf isneginf isfinite signbit logical_not bitwise_not positive"
+        " sgn sinc logit deg2rad rad2deg frexp"
     ),
     binary: (
         "add sub mul div true_divide floor_divide remainder fmod pow atan2 maximum minimum fmax "
         "fmin clamp clip lerp eq ne lt le gt ge logical_and logical_or logical_xor bitwise_and "
         "bitwise_or bitwise_xor bitwise_left_shift bitwise_right_shift isclose allclose equal "
         "addcmul addcdiv clamp_min clamp_max"
+        " greater greater_equal less less_equal not_equal multiply subtract divide arctan2 xlogy"
+        " hypot copysign heaviside gcd lcm ldexp nextafter float_power logaddexp logaddexp2"
     ),
     reduction: (
         "sum mean nansum nanmean prod amax amin argmax argmin max min aminmax var std "
         "logsumexp cumsum cumprod all any count_nonzero median nanmedian mode cummax cummin "
         "logcumsumexp trace diff"
+        " softmax log_softmax dist sum_to_size cov corrcoef"
     ),
     shape: (
         "reshape view view_as reshape_as flatten unflatten permute transpose swapaxes swapdims "
         "t movedim moveaxis squeeze unsqueeze expand expand_as broadcast_to narrow diagonal split "
         "chunk tensor_split unbind repeat tile repeat_interleave flip fliplr flipud roll tril "
         "triu diag diag_embed rot90"
+        " ravel select hsplit vsplit dsplit split_with_sizes diagflat narrow_copy unfold"
     ),
     indexing: (
         "gather scatter scatter_add take_along_dim index_select index_add masked_fill "
@@ -71,6 +76,11 @@ _INPLACE = (
     "masked_fill scatter scatter_add index_add addcmul addcdiv tril triu clamp_min clamp_max "
     "scatter_reduce index_copy index_fill addmm addmv addbmm baddbmm "
     "eq ne lt le gt ge"
+    " cumsum cumprod"
+    " greater greater_equal less less_equal not_equal multiply subtract divide negative absolute"
+    " arccos arccosh arcsin arcsinh arctan arctanh arctan2 fix sgn bitwise_not logical_not"
+    " bitwise_left_shift bitwise_right_shift sinc logit xlogy hypot copysign heaviside gcd lcm"
+    " ldexp nextafter deg2rad rad2deg"
 )
 
 _OPERATORS = {

@@ -6,6 +6,7 @@ return broadcast-shaped gradients: the engine sums them back to each input's sha
 
 from __future__ import annotations
 
+import math
 from numbers import Integral
 from typing import Any
 
@@ -54,6 +55,26 @@ __all__ = [
     "rsub",
     "addcmul",
     "addcdiv",
+    "greater",
+    "greater_equal",
+    "less",
+    "less_equal",
+    "not_equal",
+    "multiply",
+    "subtract",
+    "divide",
+    "arctan2",
+    "xlogy",
+    "hypot",
+    "copysign",
+    "heaviside",
+    "gcd",
+    "lcm",
+    "ldexp",
+    "nextafter",
+    "float_power",
+    "logaddexp",
+    "logaddexp2",
 ]
 
 
@@ -839,3 +860,174 @@ def addcdiv(input: Tensor, tensor1: Tensor, tensor2: Tensor, *, value: Any = 1) 
         )
     quotient = div(tensor1, tensor2)
     return add(input, quotient if value == 1 else mul(quotient, value))
+
+
+greater, greater_equal, less, less_equal, not_equal = gt, ge, lt, le, ne
+multiply, subtract, divide, arctan2 = mul, sub, div, atan2
+
+
+def _kernel_for(name: str, kinds: str, forward: Any) -> Any:
+    """``forward(xp, a, b)``, refusing operands whose promoted dtype kind is not in ``kinds``
+    with PyTorch's "not implemented" error for its CPU kernel ``name``_cpu."""
+
+    def checked(xp: Any, a: Any, b: Any) -> Any:
+        dtype = xp.result_type(a, b)
+        if dtype.kind not in kinds:
+            from .shape import _SCALAR_NAMES
+
+            raise NotImplementedError(
+                f"\"{name}_cpu\" not implemented for '{_SCALAR_NAMES[dtype.name]}'"
+            )
+        return forward(xp, a, b)
+
+    return checked
+
+
+def _xlogy_forward(xp: Any, x: Any, y: Any) -> Any:
+    product = x * xp.log(y)  # NumPy's warnings are filtered for tensorkit (see __init__)
+    return xp.where((xp.asarray(x) == 0) & ~xp.isnan(y), 0, product).astype(product.dtype)
+
+
+def _xlogy_rule(ctx: Any, g: Tensor) -> tuple:
+    """d/dx = log(y) (0 where x == 0 and y <= 0, as PyTorch); d/dy = x / y."""
+    x, y = ctx.saved_tensors
+    need_x, need_y = ctx.needs_input_grad
+    grad_x = where(eq(x, 0) & le(y, 0), 0.0, xlogy(g, y)) if need_x else None
+    grad_y = g * x / y if need_y else None
+    return grad_x, grad_y
+
+
+def _hypot_rule(ctx: Any, g: Tensor) -> tuple:
+    a, b, out = ctx.saved_tensors
+    need_a, need_b = ctx.needs_input_grad
+    return (g * a / out if need_a else None), (g * b / out if need_b else None)
+
+
+def _copysign_rule(ctx: Any, g: Tensor) -> tuple:
+    """d/da = out / a (0 where a == 0), as PyTorch; the sign operand gets zero."""
+    a, _, out = ctx.saved_tensors
+    need_a, need_b = ctx.needs_input_grad
+    grad_a = where(eq(a, 0), 0.0, g * out / where(eq(a, 0), 1.0, a)) if need_a else None
+    return grad_a, (g * 0 if need_b else None)
+
+
+def _logaddexp_rule(ctx: Any, g: Tensor, base: float) -> tuple:
+    """d/da = 1 / (1 + base ** (b - a)), and symmetrically for b."""
+    a, b = ctx.saved_tensors
+    need_a, need_b = ctx.needs_input_grad
+    grad_a = g / (1 + pow(base, b - a)) if need_a else None
+    grad_b = g / (1 + pow(base, a - b)) if need_b else None
+    return grad_a, grad_b
+
+
+def _heaviside_forward(xp: Any, x: Any, values: Any) -> Any:
+    if x.dtype.kind == "c":
+        raise RuntimeError("heaviside is not yet implemented for complex tensors.")
+    return xp.where(x == 0, values, x > 0).astype(x.dtype)
+
+
+_XLOGY = OpDef("xlogy", _xlogy_forward, _xlogy_rule, promote=FLOAT, saves=SAVE_INPUTS)
+_HYPOT = OpDef(
+    "hypot",
+    _kernel_for("hypot", "f", lambda xp, a, b: xp.hypot(a, b)),
+    _hypot_rule,
+    promote=COMMON,
+    saves=SAVE_BOTH,
+)
+_COPYSIGN = OpDef(
+    "copysign",
+    _kernel_for("copysign", "f", lambda xp, a, b: xp.copysign(a, b)),
+    _copysign_rule,
+    promote=FLOAT,
+    saves=SAVE_BOTH,
+)
+_NEXTAFTER = OpDef(
+    "nextafter",
+    _kernel_for("nextafter", "f", lambda xp, a, b: xp.nextafter(a, b)),
+    None,
+    promote=COMMON,
+)
+_HEAVISIDE = OpDef("heaviside", _heaviside_forward, None, promote=COMMON)
+_GCD = OpDef("gcd", _kernel_for("gcd", "iu", lambda xp, a, b: xp.gcd(a, b)), None, promote=COMMON)
+_LCM = OpDef("lcm", _kernel_for("lcm", "iu", lambda xp, a, b: xp.lcm(a, b)), None, promote=COMMON)
+_LOGADDEXP = OpDef(
+    "logaddexp",
+    _kernel_for("logaddexp", "f", lambda xp, a, b: xp.logaddexp(a, b)),
+    lambda ctx, g: _logaddexp_rule(ctx, g, math.e),
+    promote=COMMON,
+    saves=SAVE_INPUTS,
+)
+_LOGADDEXP2 = OpDef(
+    "logaddexp2",
+    _kernel_for("logaddexp2", "f", lambda xp, a, b: xp.logaddexp2(a, b)),
+    lambda ctx, g: _logaddexp_rule(ctx, g, 2.0),
+    promote=COMMON,
+    saves=SAVE_INPUTS,
+)
+
+
+def xlogy(input: Any, other: Any) -> Tensor:
+    """``input * log(other)``, and 0 where ``input`` is 0 (unless ``other`` is NaN)."""
+    return apply(_XLOGY, input, other)
+
+
+def hypot(input: Tensor, other: Tensor) -> Tensor:
+    """``sqrt(input**2 + other**2)`` without overflow."""
+    return apply(_HYPOT, input, other)
+
+
+def copysign(input: Any, other: Any) -> Tensor:
+    """The magnitude of ``input`` with the sign of ``other``."""
+    return apply(_COPYSIGN, input, other)
+
+
+def heaviside(input: Tensor, values: Tensor) -> Tensor:
+    """The step function: 0 below zero, 1 above, ``values`` at zero."""
+    if isinstance(values, Tensor) and values._data.dtype != input._data.dtype:
+        raise RuntimeError("heaviside is not yet implemented for tensors with different dtypes.")
+    return apply(_HEAVISIDE, input, values)
+
+
+def gcd(input: Tensor, other: Tensor) -> Tensor:
+    """Greatest common divisor of integer tensors."""
+    return apply(_GCD, input, other)
+
+
+def lcm(input: Tensor, other: Tensor) -> Tensor:
+    """Least common multiple of integer tensors."""
+    return apply(_LCM, input, other)
+
+
+def ldexp(input: Tensor, other: Tensor) -> Tensor:
+    """``input * 2 ** other`` (as PyTorch composes it)."""
+    return mul(input, pow(2.0, other))
+
+
+def nextafter(input: Tensor, other: Tensor) -> Tensor:
+    """The next floating-point value after ``input`` towards ``other``."""
+    return apply(_NEXTAFTER, input, other)
+
+
+def float_power(input: Any, exponent: Any) -> Tensor:
+    """``pow`` in double precision (complex128 if either operand is complex)."""
+    from .. import _dtype
+    from .conversion import to
+
+    operands = (input, exponent)
+    complex_ = any(
+        isinstance(x, complex) or (isinstance(x, Tensor) and x._data.dtype.kind == "c")
+        for x in operands
+    )
+    dtype = _dtype.complex128 if complex_ else _dtype.float64
+    base, power = (to(x, dtype) if isinstance(x, Tensor) else x for x in operands)
+    return pow(base, power)
+
+
+def logaddexp(input: Tensor, other: Tensor) -> Tensor:
+    """``log(exp(input) + exp(other))`` without overflow."""
+    return apply(_LOGADDEXP, input, other)
+
+
+def logaddexp2(input: Tensor, other: Tensor) -> Tensor:
+    """``log2(2**input + 2**other)`` without overflow."""
+    return apply(_LOGADDEXP2, input, other)

@@ -831,3 +831,118 @@ def any(input: Tensor, dim: Any = None, keepdim: bool = False) -> Tensor:  # noq
 def count_nonzero(input: Tensor, dim: Any = None) -> Tensor:
     dims = reduce_dims(dim, input.ndim)
     return apply(_COUNT_NONZERO, input, axis=_axis(dims))
+
+
+# ------------------------------------------------------------------ statistics, softmax
+def softmax(input: Tensor, dim: int, dtype: Any = None) -> Tensor:
+    """``tk.nn.functional.softmax`` along ``dim``."""
+    from ..nn.functional import softmax as functional_softmax
+
+    return functional_softmax(input, dim, dtype=dtype)
+
+
+def log_softmax(input: Tensor, dim: int, dtype: Any = None) -> Tensor:
+    """``tk.nn.functional.log_softmax`` along ``dim``."""
+    from ..nn.functional import log_softmax as functional_log_softmax
+
+    return functional_log_softmax(input, dim, dtype=dtype)
+
+
+def dist(input: Tensor, other: Tensor, p: float = 2) -> Tensor:
+    """The ``p``-norm of ``input - other``."""
+    from ..linalg import vector_norm
+
+    return vector_norm(input - other, p)
+
+
+def sum_to_size(input: Tensor, *size: Any) -> Tensor:
+    """``input`` summed down to ``size``, which must expand to ``input``'s shape."""
+    shape = tuple(size[0]) if len(size) == 1 and not isinstance(size[0], int) else size
+    lead = input.ndim - len(shape)
+    if lead < 0 or builtins.any(
+        n not in (1, have) for n, have in zip(shape, input.shape[lead:], strict=True)
+    ):
+        raise RuntimeError(
+            f"size {{{list(shape)}}} is not expandable to size {{{list(input.shape)}}}."
+        )
+    return sum_to_shape(input, shape)
+
+
+def _check_weights(name: str, weights: Tensor, observations: int, integral: bool) -> None:
+    if weights.ndim > 1:
+        raise RuntimeError(
+            f"cov(): expected {name} to have one or fewer dimensions but got {name} with "
+            f"{weights.ndim} dimensions"
+        )
+    if weights.numel() != observations:
+        raise RuntimeError(
+            f"cov(): expected {name} to have the same numel as there are observations in the "
+            f"input but got {weights.numel()} != {observations}"
+        )
+    if integral and weights.is_floating_point():
+        raise RuntimeError(
+            f"cov(): expected fweights to have integral dtype but got fweights with "
+            f"{_torch_scalar_name(weights)} dtype"
+        )
+    if bool((weights < 0).any()):
+        raise RuntimeError(f"cov(): {name} cannot be negative")
+
+
+def _torch_scalar_name(t: Tensor) -> str:
+    from .. import _dtype
+
+    names = {_dtype.float16: "Half", _dtype.float32: "Float", _dtype.float64: "Double"}
+    return names.get(t.dtype, str(t.dtype))
+
+
+def cov(
+    input: Tensor,
+    *,
+    correction: int = 1,
+    fweights: Tensor | None = None,
+    aweights: Tensor | None = None,
+) -> Tensor:
+    """The covariance matrix of the variables in the rows of ``input`` (PyTorch's algorithm)."""
+    if input.ndim > 2:
+        raise RuntimeError(
+            "cov(): expected input to have two or fewer dimensions but got an input with "
+            f"{input.ndim} dimensions"
+        )
+    x = reshape(input, (1, -1)) if input.ndim < 2 else input
+    observations = x.shape[1]
+    w = None
+    if fweights is not None:
+        _check_weights("fweights", fweights, observations, integral=True)
+        w = fweights
+    if aweights is not None:
+        _check_weights("aweights", aweights, observations, integral=False)
+        w = aweights if w is None else w * aweights
+    if w is None:
+        w_sum: Any = observations
+        avg = mean(x, 1)
+    else:
+        w_sum = sum(w)
+        avg = sum(x * w, 1) / w_sum
+    if w is not None and correction != 0:
+        scale = 1 if aweights is None else sum(w * aweights) / w_sum
+        norm_factor = w_sum - correction * scale
+    else:
+        norm_factor = w_sum - correction
+    if bool(norm_factor <= 0):
+        norm_factor = norm_factor * 0
+    xm = x - reshape(avg, (-1, 1))
+    xw = xm if w is None else xm * w
+    c = (xm @ conj(xw).transpose(0, 1)) / norm_factor
+    return c.squeeze()
+
+
+def corrcoef(input: Tensor) -> Tensor:
+    """Pearson correlation coefficients of the variables in the rows of ``input``."""
+    from .shape import diag
+
+    c = cov(input)
+    if c.ndim == 0:
+        return c / c
+    stddev = diag(c).sqrt()
+    c = c / reshape(stddev, (-1, 1)) / reshape(stddev, (1, -1))
+    return c if c.is_complex() else c.clamp(-1, 1)

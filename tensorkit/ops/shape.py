@@ -61,6 +61,14 @@ __all__ = [
     "diag_embed",
     "atleast_1d",
     "atleast_2d",
+    "ravel",
+    "select",
+    "hsplit",
+    "vsplit",
+    "dsplit",
+    "split_with_sizes",
+    "diagflat",
+    "narrow_copy",
 ]
 
 
@@ -885,3 +893,80 @@ def atleast_1d(input: Tensor) -> Tensor:
 
 def atleast_2d(input: Tensor) -> Tensor:
     return reshape(input, (1,) * (2 - input.ndim) + tuple(input.shape)) if input.ndim < 2 else input
+
+
+def ravel(input: Tensor) -> Tensor:
+    """The elements as one dim (a view when the layout allows)."""
+    return reshape(input, -1)
+
+
+def select(input: Tensor, dim: int, index: int) -> Tensor:
+    """The view ``input[..., index, ...]`` along ``dim``, which is removed."""
+    d = normalize_dim(dim, input.ndim)
+    size, index = input.shape[d], int(index)
+    if not -size <= index < size:
+        raise IndexError(
+            f"select(): index {index} out of range for tensor of size {list(input.shape)} "
+            f"at dimension {d}"
+        )
+    return squeeze(narrow(input, d, index % size, 1), d)
+
+
+def _directional_split(name: str, input: Tensor, sections: Any, dim: int, ndim: int) -> tuple:
+    if input.ndim < ndim:
+        raise RuntimeError(
+            f"torch.{name} requires a tensor with at least {ndim} dimension, but got a tensor "
+            f"with {input.ndim} dimensions!"
+        )
+    if isinstance(sections, int) and (sections == 0 or input.shape[dim] % sections):
+        raise RuntimeError(
+            f"torch.{name} attempted to split along dimension {dim}, but the size of the "
+            f"dimension {input.shape[dim]} is not divisible by the split_size {sections}!"
+        )
+    return tensor_split(input, sections, dim)
+
+
+def hsplit(input: Tensor, indices_or_sections: Any) -> tuple[Tensor, ...]:
+    """``tensor_split`` along dim 1 (dim 0 of a 1-d tensor), equal sections only."""
+    dim = 0 if input.ndim == 1 else 1
+    return _directional_split("hsplit", input, indices_or_sections, dim, 1)
+
+
+def vsplit(input: Tensor, indices_or_sections: Any) -> tuple[Tensor, ...]:
+    """``tensor_split`` along dim 0 of a tensor of at least 2 dims."""
+    return _directional_split("vsplit", input, indices_or_sections, 0, 2)
+
+
+def dsplit(input: Tensor, indices_or_sections: Any) -> tuple[Tensor, ...]:
+    """``tensor_split`` along dim 2 of a tensor of at least 3 dims."""
+    return _directional_split("dsplit", input, indices_or_sections, 2, 3)
+
+
+def split_with_sizes(input: Tensor, split_sizes: Sequence[int], dim: int = 0) -> tuple:
+    """Pieces of the given sizes along ``dim``."""
+    return split(input, list(split_sizes), dim)
+
+
+def diagflat(input: Tensor, offset: int = 0) -> Tensor:
+    """A square matrix with the flattened input on diagonal ``offset``."""
+    return diag(reshape(input, -1), offset)
+
+
+def narrow_copy(input: Tensor, dim: int, start: int, length: int) -> Tensor:
+    """``narrow`` as a new tensor."""
+    return narrow(input, dim, start, length).clone()
+
+
+def unfold(input: Tensor, dimension: int, size: int, step: int) -> Tensor:
+    """Windows of ``size`` every ``step`` along ``dimension``, as a new last dim."""
+    x = reshape(input, 1) if input.ndim == 0 else input
+    d = normalize_dim(dimension, x.ndim)
+    if size > x.shape[d]:
+        raise RuntimeError(
+            f"maximum size for tensor at dimension {d} is {x.shape[d]} but size is {size}"
+        )
+    if step <= 0:
+        raise RuntimeError(f"step is {step} but must be > 0")
+    windows = [narrow(x, d, i, size) for i in range(0, x.shape[d] - size + 1, step)]
+    out = movedim(stack(windows, d), d + 1, -1)
+    return reshape(out, -1) if input.ndim == 0 else out

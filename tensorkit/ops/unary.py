@@ -81,6 +81,12 @@ __all__ = [
     "logical_not",
     "bitwise_not",
     "invert",
+    "sgn",
+    "sinc",
+    "logit",
+    "deg2rad",
+    "rad2deg",
+    "frexp",
 ]
 
 _LN2 = math.log(2.0)
@@ -612,3 +618,79 @@ def invert(input: Tensor) -> Tensor:
             f"dtype {input.dtype}"
         )
     return bitwise_not(input)
+
+
+def sgn(input: Tensor) -> Tensor:
+    """``sign`` for real tensors; ``input / abs(input)`` (0 at 0) for complex ones."""
+    if not input.is_complex():
+        return sign(input)
+    magnitude = abs(input)
+    return where(magnitude == 0, 0.0, input / where(magnitude == 0, 1.0, magnitude))
+
+
+def _sinc_rule(ctx: Any, g: Tensor) -> Tensor:
+    """``(cos(pi x) - sinc(x)) / x``, and 0 at x == 0."""
+    x = _saved(ctx)
+    zero = x == 0
+    safe = where(zero, 1.0, x)
+    return where(zero, 0.0, g * (cos(math.pi * safe) - sinc(safe)) / safe)
+
+
+def _logit_forward(xp: Any, x: Any, eps: float | None = None) -> Any:
+    if eps is not None:
+        x = xp.clip(x, eps, 1 - eps)
+    return xp.log(x / (1 - x))
+
+
+def _logit_rule(ctx: Any, g: Tensor) -> Tensor:
+    """``g / (x (1 - x))``; with ``eps``, 0 outside [eps, 1 - eps] (as PyTorch)."""
+    x = _saved(ctx)
+    eps = ctx.attrs.get("eps")
+    grad = g / (x * (1 - x))
+    if eps is None:
+        return grad
+    return where((x < eps) | (x > 1 - eps), 0.0, grad)
+
+
+_DEGREE = math.pi / 180
+_SINC = OpDef("sinc", lambda xp, x: xp.sinc(x), _sinc_rule, saves=SAVE_INPUTS, promote=FLOAT)
+_LOGIT = OpDef("logit", _logit_forward, _logit_rule, saves=SAVE_INPUTS, promote=FLOAT)
+_DEG2RAD = OpDef("deg2rad", lambda xp, x: x * _DEGREE, lambda ctx, g: g * _DEGREE, promote=FLOAT)
+_RAD2DEG = OpDef("rad2deg", lambda xp, x: x / _DEGREE, lambda ctx, g: g / _DEGREE, promote=FLOAT)
+
+
+def _frexp_forward(xp: Any, x: Any) -> tuple:
+    if x.dtype.kind != "f":
+        raise RuntimeError("torch.frexp() only supports floating-point dtypes")
+    mantissa, exponent = xp.frexp(x)
+    return mantissa, exponent.astype("int32", copy=False)
+
+
+_FREXP = OpDef("frexp", _frexp_forward, None, outputs=-1)
+
+
+def sinc(input: Tensor) -> Tensor:
+    """The normalized sinc: ``sin(pi x) / (pi x)``, and 1 at 0."""
+    return apply(_SINC, input)
+
+
+def logit(input: Tensor, eps: float | None = None) -> Tensor:
+    """``log(p / (1 - p))``, with ``p`` clamped to [eps, 1 - eps] when ``eps`` is given."""
+    if eps is None:
+        return apply(_LOGIT, input)
+    return apply(_LOGIT, input, eps=eps)
+
+
+def deg2rad(input: Tensor) -> Tensor:
+    """Degrees to radians."""
+    return apply(_DEG2RAD, input)
+
+
+def rad2deg(input: Tensor) -> Tensor:
+    """Radians to degrees."""
+    return apply(_RAD2DEG, input)
+
+
+def frexp(input: Tensor) -> tuple[Tensor, Tensor]:
+    """``(mantissa, exponent)`` with ``input = mantissa * 2 ** exponent`` (int32 exponent)."""
+    return tuple(apply(_FREXP, input))
