@@ -696,6 +696,98 @@ SHAPE = [
         r"size mismatch, got input \(2\), mat \(2x3\), vec \(4\)",
     ),
     Misuse(
+        "addr-vec1-2d",
+        lambda m: m.addr(m.ones(2, 3), m.ones(2, 2), m.ones(3)),
+        RuntimeError,
+        r"addr: Expected 1-D argument vec1, but got 2-D",
+    ),
+    Misuse(
+        "addr-input-shape",
+        lambda m: m.addr(m.ones(2, 4), m.ones(2), m.ones(3)),
+        RuntimeError,
+        r"The expanded size of the tensor \(3\) must match the existing size \(4\)",
+    ),
+    Misuse(
+        "inner-last-dim",
+        lambda m: m.inner(_x(m), m.ones(4)),
+        RuntimeError,
+        r"inner\(\) the last dimension must match on both input tensors but got shapes "
+        r"\[2, 3\] and \[4\]",
+    ),
+    Misuse(
+        "histc-bins",
+        lambda m: m.histc(_x(m), bins=0),
+        RuntimeError,
+        r"torch.histogram\(\): bins must be > 0, but got 0 for dimension 0",
+    ),
+    Misuse(
+        "histc-min-above-max",
+        lambda m: m.histc(_x(m), bins=4, min=3, max=0),
+        RuntimeError,
+        r"torch.histc: max must be larger than min",
+    ),
+    Misuse(
+        "histc-infinite-range",
+        lambda m: m.histc(_x(m), bins=4, min=1, max=float("inf")),
+        RuntimeError,
+        r"torch.histc: range of \[1, inf\] is not finite",
+    ),
+    Misuse(
+        "histc-int",
+        lambda m: m.histc(m.ones(3, dtype=m.int64)),
+        NotImplementedError,
+        r"\"histogram_cpu\" not implemented for 'Long'",
+    ),
+    Misuse(
+        "bincount-negative",
+        lambda m: m.bincount(m.tensor([0, -1])),
+        RuntimeError,
+        r"bincount only supports 1-d non-negative integral inputs\.",
+    ),
+    Misuse(
+        "bincount-2d",
+        lambda m: m.bincount(m.zeros(2, 2, dtype=m.int64)),
+        RuntimeError,
+        r"bincount only supports 1-d non-negative integral inputs\.",
+    ),
+    Misuse(
+        "bincount-float",
+        lambda m: m.bincount(_x(m).flatten()),
+        NotImplementedError,
+        r"\"bincount_cpu\" not implemented for 'Float'",
+    ),
+    Misuse(
+        "bincount-minlength",
+        lambda m: m.bincount(m.tensor([0, 1]), minlength=-1),
+        RuntimeError,
+        r"minlength should be >= 0",
+    ),
+    Misuse(
+        "bincount-weights-length",
+        lambda m: m.bincount(m.tensor([0, 1]), weights=m.ones(3)),
+        RuntimeError,
+        r"weights should be 1-d and have the same length as input",
+    ),
+    Misuse(
+        "renorm-maxnorm",
+        lambda m: m.renorm(_x(m), 2, 0, -1),
+        RuntimeError,
+        r"renorm: expected maxnorm to be >= 0 but got -1",
+    ),
+    Misuse(
+        "renorm-p",
+        lambda m: m.renorm(_x(m), 0, 0, 1),
+        RuntimeError,
+        r"renorm: non-positive-norm not supported",
+    ),
+    Misuse(
+        "renorm-1d",
+        lambda m: m.renorm(m.ones(3), 2, 0, 1),
+        RuntimeError,
+        r"renorm: input needs at least 2 dimensions, got 1 dimensions",
+    ),
+    Misuse("renorm-dim", lambda m: m.renorm(_x(m), 2, 2, 1), IndexError, OUT_OF_RANGE),
+    Misuse(
         "cross-no-size-3",
         lambda m: m.cross(m.ones(2, 4), m.ones(2, 4)),
         RuntimeError,
@@ -986,6 +1078,82 @@ INDEXING = [
         lambda m: m.take(_x(m), m.tensor([-7])),
         IndexError,
         r"out of range: tried to access index -7 on a tensor of 6 elements\.",
+    ),
+    Misuse(
+        "slice_scatter-src-shape",
+        lambda m: m.slice_scatter(_x(m), m.ones(2, 3), 1, 0, 2),
+        RuntimeError,
+        r"expected src to have a size equal to the slice of self\. src size = \[2, 3\], "
+        r"slice size = \[2, 2\]",
+    ),
+    Misuse(
+        "select_scatter-src-shape",
+        lambda m: m.select_scatter(_x(m), m.ones(2), 0, 0),
+        RuntimeError,
+        r"src size = \[2\], slice size = \[3\]",
+    ),
+    Misuse(
+        "diagonal_scatter-src-shape",
+        lambda m: m.diagonal_scatter(_x(m), m.ones(3)),
+        RuntimeError,
+        r"src size = \[3\], slice size = \[2\]",
+    ),
+    Misuse(
+        "put-numel",
+        lambda m: m.put(_x(m), m.tensor([0, 1]), m.ones(3)),
+        IndexError,
+        r"put_\(\): Expected source and index to have the same number of elements, but got "
+        r"source\.numel\(\) = 3, index\.numel\(\) = 2",
+    ),
+    Misuse(
+        "put-bounds",
+        lambda m: _x(m).put_(m.tensor([-1, 6]), m.ones(2)),
+        IndexError,
+        r"out of range: tried to access index 6 on a tensor of 6 elements\.",
+    ),
+    Misuse(
+        "put-dtype",
+        lambda m: m.put(_x(m), m.tensor([0]), m.ones(1, dtype=m.float64)),
+        RuntimeError,
+        r"put_\(\): self and source expected to have the same dtype, but got self\.dtype = "
+        r"Float and source\.dtype = Double",
+    ),
+    Misuse(
+        "index_put-accumulate-shape",
+        lambda m: m.index_put(_x(m), (m.tensor([0]),), m.ones(2), accumulate=True),
+        RuntimeError,
+        r"shape mismatch: value tensor of shape \[2\] cannot be broadcast to indexing result "
+        r"of shape \[1, 3\]",
+    ),
+    Misuse(
+        "fill_diagonal_-1d",
+        lambda m: m.ones(3).fill_diagonal_(1),
+        RuntimeError,
+        r"dimensions must larger than 1",
+    ),
+    Misuse(
+        "fill_diagonal_-unequal",
+        lambda m: m.ones(2, 3, 3).fill_diagonal_(1),
+        RuntimeError,
+        r"all dimensions of input must be of equal length",
+    ),
+    Misuse(
+        "t_-3d",
+        lambda m: m.ones(2, 3, 4).t_(),
+        RuntimeError,
+        r"t_\(\) expects a tensor with <= 2 dimensions, but self is 3D",
+    ),
+    Misuse(
+        "squeeze_-leaf",
+        lambda m: m.ones(2, 1, requires_grad=True).squeeze_(),
+        RuntimeError,
+        r"a leaf Variable that requires grad is being used in an in-place operation",
+    ),
+    Misuse(
+        "transpose_-dim",
+        lambda m: m.ones(2, 3).transpose_(0, 2),
+        IndexError,
+        r"Dimension out of range \(expected to be in range of \[-2, 1\], but got 2\)",
     ),
     Misuse(
         "take-int32-index",

@@ -46,6 +46,7 @@ _METHODS_BY_MODULE = {
         "logsumexp cumsum cumprod all any count_nonzero median nanmedian mode cummax cummin "
         "logcumsumexp trace diff"
         " softmax log_softmax dist sum_to_size cov corrcoef"
+        " histc bincount renorm"
     ),
     shape: (
         "reshape view view_as reshape_as flatten unflatten permute transpose swapaxes swapdims "
@@ -58,10 +59,13 @@ _METHODS_BY_MODULE = {
         "gather scatter scatter_add take_along_dim index_select index_add masked_fill "
         "masked_select masked_scatter nonzero argwhere argsort sort msort topk kthvalue unique "
         "scatter_reduce index_copy index_fill take unique_consecutive"
+        " slice_scatter select_scatter diagonal_scatter index_put index_put_ put put_"
+        " fill_diagonal_"
     ),
     matmul: (
         "matmul mm bmm mv dot vdot outer ger tensordot addmm addmv addbmm baddbmm kron cross "
         "det inverse"
+        " inner addr slogdet logdet cholesky pinverse matrix_power matrix_exp"
     ),
     complex_ops: "conj angle",
     conversion: "clone contiguous type_as",
@@ -81,6 +85,7 @@ _INPLACE = (
     " arccos arccosh arcsin arcsinh arctan arctanh arctan2 fix sgn bitwise_not logical_not"
     " bitwise_left_shift bitwise_right_shift sinc logit xlogy hypot copysign heaviside gcd lcm"
     " ldexp nextafter deg2rad rad2deg"
+    " renorm addr"
 )
 
 _OPERATORS = {
@@ -242,6 +247,8 @@ def install_methods() -> None:
     Tensor.copy_ = inplace.copy_
     Tensor.fill_ = inplace.fill_
     Tensor.zero_ = inplace.zero_
+    for name in ("squeeze_", "unsqueeze_", "t_", "transpose_", "swapaxes_", "swapdims_"):
+        setattr(Tensor, name, getattr(inplace, name))
     Tensor.new_zeros = _new_factory(creation.zeros)
     Tensor.new_ones = _new_factory(creation.ones)
     Tensor.new_empty = _new_factory(creation.empty)

@@ -998,3 +998,165 @@ def bucketize(
     return searchsorted(
         boundaries, input, out_int32=out_int32, side="left" if not right else "right"
     )
+
+
+# ------------------------------------------------------------------ scatter into views
+def _scatter_into_view(input: Tensor, src: Tensor, view: Any) -> Tensor:
+    """A copy of ``input`` with the part ``view(copy)`` reads replaced by ``src``."""
+    from .conversion import clone
+    from .inplace import copy_
+
+    out = clone(input)
+    part = view(out)
+    if tuple(src.shape) != tuple(part.shape):
+        raise RuntimeError(
+            f"expected src to have a size equal to the slice of self. src size = "
+            f"{list(src.shape)}, slice size = {list(part.shape)}"
+        )
+    copy_(part, src)
+    return out
+
+
+def slice_scatter(
+    input: Tensor,
+    src: Tensor,
+    dim: int = 0,
+    start: int | None = None,
+    end: int | None = None,
+    step: int = 1,
+) -> Tensor:
+    """A copy of ``input`` with ``input[..., start:end:step, ...]`` (along ``dim``) set to
+    ``src``."""
+    d = normalize_dim(dim, max(input.ndim, 1))
+    index = (slice(None),) * d + (slice(start, end, step),)
+    return _scatter_into_view(input, src, lambda out: getitem(out, index))
+
+
+def select_scatter(input: Tensor, src: Tensor, dim: int, index: int) -> Tensor:
+    """A copy of ``input`` with ``input.select(dim, index)`` set to ``src``."""
+    from .shape import select
+
+    return _scatter_into_view(input, src, lambda out: select(out, dim, index))
+
+
+def diagonal_scatter(
+    input: Tensor, src: Tensor, offset: int = 0, dim1: int = 0, dim2: int = 1
+) -> Tensor:
+    """A copy of ``input`` with ``input.diagonal(offset, dim1, dim2)`` set to ``src``."""
+    from .shape import diagonal
+
+    return _scatter_into_view(input, src, lambda out: diagonal(out, offset, dim1, dim2))
+
+
+# ------------------------------------------------------------------------- index_put, put
+def _index_put_acc_forward(xp: Any, x: Any, value: Any, index: tuple) -> Any:
+    out = x.copy()
+    add_at(xp, out, index, xp.broadcast_to(value, out[index].shape))
+    return out
+
+
+def _index_put_acc_rule(ctx: Any, g: Tensor) -> tuple:
+    grad_value = None
+    if ctx.edges[1] is not None:
+        grad_value = apply(_GETITEM_ADVANCED, g, index=ctx.attrs["index"])
+    return g, grad_value
+
+
+_INDEX_PUT_ACC = OpDef(
+    "index_put", _index_put_acc_forward, _index_put_acc_rule, node_name="IndexPutBackward0"
+)
+
+
+def index_put(
+    input: Tensor, indices: tuple | list, values: Tensor, accumulate: bool = False
+) -> Tensor:
+    """A copy of ``input`` with ``values`` written (or, with ``accumulate``, added) at the
+    positions the tuple of index tensors ``indices`` names."""
+    from .conversion import clone
+
+    index = tuple(indices)
+    if not accumulate:
+        out = clone(input)
+        setitem(out, index, values)
+        return out
+    prepared, _ = prepare_index(input, index)
+    if values._data.dtype != input._data.dtype:
+        _check_index_put_dtype(input, prepared, values)
+        values = values.to(input.dtype)
+    shape = tuple(input._data[prepared].shape)
+    if tuple(values.shape) != shape:
+        padded = (1,) * (len(shape) - values.ndim) + tuple(values.shape)
+        if values.ndim > len(shape) or any(
+            n not in (1, size) for n, size in zip(padded, shape, strict=True)
+        ):
+            raise RuntimeError(
+                f"shape mismatch: value tensor of shape {list(values.shape)} cannot be broadcast "
+                f"to indexing result of shape {list(shape)}"
+            )
+        values = values.expand(shape)
+    return apply(_INDEX_PUT_ACC, input, values, index=prepared)
+
+
+def put(input: Tensor, index: Tensor, source: Tensor, accumulate: bool = False) -> Tensor:
+    """A copy of ``input`` with ``source`` written (or added) at the flat positions ``index``
+    (negative counts from the end)."""
+    from .shape import _SCALAR_NAMES
+
+    _check_long_index(
+        "put_", index, RuntimeError, "{name}(): Expected a long tensor for index, but got {dtype}"
+    )
+    if source.numel() != index.numel():
+        raise IndexError(
+            f"put_(): Expected source and index to have the same number of elements, but got "
+            f"source.numel() = {source.numel()}, index.numel() = {index.numel()}"
+        )
+    if source._data.dtype != input._data.dtype:
+        raise RuntimeError(
+            f"put_(): self and source expected to have the same dtype, but got self.dtype = "
+            f"{_SCALAR_NAMES[input._data.dtype.name]} and source.dtype = "
+            f"{_SCALAR_NAMES[source._data.dtype.name]}"
+        )
+    n = input.numel()
+    if index.numel():
+        high, low = int(index._data.max()), int(index._data.min())
+        if high >= n or low < -n:
+            raise IndexError(
+                f"out of range: tried to access index {high if high >= n else low} on a tensor "
+                f"of {n} elements."
+            )
+    flat = index_put(
+        reshape(input, (-1,)), (reshape(index, (-1,)),), reshape(source, (-1,)), accumulate
+    )
+    return reshape(flat, tuple(input.shape))
+
+
+def index_put_(
+    input: Tensor, indices: tuple | list, values: Tensor, accumulate: bool = False
+) -> Tensor:
+    """In-place ``index_put``."""
+    from .inplace import inplace_update
+
+    return inplace_update(input, index_put(input, indices, values, accumulate), "index_put_")
+
+
+def put_(input: Tensor, index: Tensor, source: Tensor, accumulate: bool = False) -> Tensor:
+    """In-place ``put``."""
+    from .inplace import inplace_update
+
+    return inplace_update(input, put(input, index, source, accumulate), "put_")
+
+
+def fill_diagonal_(input: Tensor, fill_value: Any, wrap: bool = False) -> Tensor:
+    """Set the main diagonal of ``input`` (all dims equal when more than 2) to
+    ``fill_value``, in place; ``wrap`` restarts it below a tall matrix's square part."""
+    if input.ndim < 2:
+        raise RuntimeError("dimensions must larger than 1")
+    if input.ndim > 2 and len(set(input.shape)) > 1:
+        raise RuntimeError("all dimensions of input must be of equal length")
+    mask = np.zeros(tuple(input.shape), dtype=bool)
+    np.fill_diagonal(mask, True, wrap=wrap)
+    return input.masked_fill_(_wrap_array(mask, input), fill_value)
+
+
+def _wrap_array(array: np.ndarray, like: Tensor) -> Tensor:
+    return wrap(to_device_array(array, like.device), like.device)

@@ -275,3 +275,61 @@ def make_inplace(function: Callable, name: str) -> Callable:
     method.__name__ = method.__qualname__ = name
     method.__doc__ = f"In-place version of :meth:`{function.__name__}`."
     return method
+
+
+# ------------------------------------------------------------- in-place shape changes
+def _restride(tensor: Tensor, view: Callable, op_name: str) -> Tensor:
+    """Give ``tensor`` the shape and strides of ``view(tensor)`` in place, as PyTorch's
+    ``t_``/``squeeze_``/...: the data stays, the tensor moves to the view's place in the graph
+    and stays a view of its base (if it was one)."""
+    if _state.grad_enabled and tensor._requires_grad and tensor.grad_fn is None:
+        raise RuntimeError(
+            f"a leaf Variable that requires grad is being used in an in-place operation "
+            f"({op_name} on a tensor of shape {list(tensor.shape)}). Wrap it in "
+            "`with tk.no_grad():` if you mean to change the parameter itself."
+        )
+    result = view(tensor)
+    tensor._data = result._data
+    tensor.grad_fn = result.grad_fn
+    tensor._output_nr = result._output_nr
+    tensor._requires_grad = result._requires_grad
+    if tensor._base is not None:
+        tensor._view_fn = result._view_fn
+    tensor.bump_version(op_name, user_call_site() if tensor._requires_grad else None)
+    return tensor
+
+
+def squeeze_(tensor: Tensor, dim: Any = None) -> Tensor:
+    from .shape import squeeze
+
+    return _restride(tensor, lambda t: squeeze(t) if dim is None else squeeze(t, dim), "squeeze_")
+
+
+def unsqueeze_(tensor: Tensor, dim: int) -> Tensor:
+    from .shape import unsqueeze
+
+    return _restride(tensor, lambda t: unsqueeze(t, dim), "unsqueeze_")
+
+
+def t_(tensor: Tensor) -> Tensor:
+    from .shape import t
+
+    if tensor.ndim > 2:
+        raise RuntimeError(
+            f"t_() expects a tensor with <= 2 dimensions, but self is {tensor.ndim}D"
+        )
+    return _restride(tensor, t, "t_")
+
+
+def transpose_(tensor: Tensor, dim0: int, dim1: int) -> Tensor:
+    from .shape import transpose
+
+    return _restride(tensor, lambda t: transpose(t, dim0, dim1), "transpose_")
+
+
+def swapaxes_(tensor: Tensor, axis0: int, axis1: int) -> Tensor:
+    return transpose_(tensor, axis0, axis1)
+
+
+def swapdims_(tensor: Tensor, dim0: int, dim1: int) -> Tensor:
+    return transpose_(tensor, dim0, dim1)

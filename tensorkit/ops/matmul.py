@@ -3,6 +3,7 @@ tensordot and einsum."""
 
 from __future__ import annotations
 
+import math
 from typing import Any
 
 from ..tensor import Tensor
@@ -232,8 +233,10 @@ def tensordot(a: Tensor, b: Tensor, dims: Any = 2) -> Tensor:
     k = 1
     for d in dims_a:
         k *= a.shape[d]
-    left = a.permute(free_a + dims_a).reshape(-1, k)
-    right = b.permute(dims_b + free_b).reshape(k, -1)
+    rows = math.prod(a.shape[d] for d in free_a)
+    cols = math.prod(b.shape[d] for d in free_b)
+    left = a.permute(free_a + dims_a).reshape(rows, k)
+    right = b.permute(dims_b + free_b).reshape(k, cols)
     shape = [a.shape[d] for d in free_a] + [b.shape[d] for d in free_b]
     return matmul(left, right).reshape(shape)
 
@@ -328,3 +331,65 @@ def inverse(input: Tensor) -> Tensor:
     from ..linalg import inv
 
     return inv(input)
+
+
+def inner(input: Tensor, other: Tensor) -> Tensor:
+    """Sum of products over the last dims of ``input`` and ``other`` (a product if one is 0-d)."""
+    if input.ndim == 0 or other.ndim == 0:
+        return input * other
+    if input.shape[-1] != other.shape[-1]:
+        raise RuntimeError(
+            "inner() the last dimension must match on both input tensors but got shapes "
+            f"{list(input.shape)} and {list(other.shape)}"
+        )
+    return tensordot(input, other, dims=([-1], [-1]))
+
+
+def addr(input: Tensor, vec1: Tensor, vec2: Tensor, *, beta: Any = 1, alpha: Any = 1) -> Tensor:
+    """``beta * input + alpha * outer(vec1, vec2)``."""
+    for name, vec in (("vec1", vec1), ("vec2", vec2)):
+        if vec.ndim != 1:
+            raise RuntimeError(f"addr: Expected 1-D argument {name}, but got {vec.ndim}-D")
+    product = outer(vec1, vec2)
+    return _add_scaled(input.expand(product.shape), product, beta, alpha)
+
+
+def slogdet(input: Tensor) -> Any:
+    """``tk.linalg.slogdet``: (sign, logabsdet)."""
+    from ..linalg import slogdet as linalg_slogdet
+
+    return linalg_slogdet(input)
+
+
+def logdet(input: Tensor) -> Tensor:
+    """The log of the determinant: NaN where it is negative, -inf where it is 0."""
+    sign, logabsdet = slogdet(input)
+    return sign.detach().log() + logabsdet
+
+
+def cholesky(input: Tensor, upper: bool = False) -> Tensor:
+    """``tk.linalg.cholesky``."""
+    from ..linalg import cholesky as linalg_cholesky
+
+    return linalg_cholesky(input, upper=upper)
+
+
+def pinverse(input: Tensor, rcond: float = 1e-15) -> Tensor:
+    """``tk.linalg.pinv`` with ``rtol=rcond``."""
+    from ..linalg import pinv
+
+    return pinv(input, rtol=rcond)
+
+
+def matrix_power(input: Tensor, n: int) -> Tensor:
+    """``tk.linalg.matrix_power``."""
+    from ..linalg import matrix_power as linalg_matrix_power
+
+    return linalg_matrix_power(input, n)
+
+
+def matrix_exp(input: Tensor) -> Tensor:
+    """``tk.linalg.matrix_exp``."""
+    from ..linalg import matrix_exp as linalg_matrix_exp
+
+    return linalg_matrix_exp(input)

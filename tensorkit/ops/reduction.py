@@ -946,3 +946,72 @@ def corrcoef(input: Tensor) -> Tensor:
     stddev = diag(c).sqrt()
     c = c / reshape(stddev, (-1, 1)) / reshape(stddev, (1, -1))
     return c if c.is_complex() else c.clamp(-1, 1)
+
+
+def histc(input: Tensor, bins: int = 100, min: Any = 0, max: Any = 0) -> Tensor:
+    """Counts of ``input`` in ``bins`` equal bins over [min, max] (the data's range if equal);
+    values outside are ignored. Not differentiable."""
+    if not input.is_floating_point():
+        from .shape import _SCALAR_NAMES
+
+        name = _SCALAR_NAMES[input._data.dtype.name]
+        raise NotImplementedError(f"\"histogram_cpu\" not implemented for '{name}'")
+    if bins <= 0:
+        raise RuntimeError(f"torch.histogram(): bins must be > 0, but got {bins} for dimension 0")
+    xp = input.device.xp
+    x = input._data.reshape(-1)
+    lo, hi = float(min), float(max)
+    if lo == hi and x.size:
+        lo, hi = float(x.min()), float(x.max())
+    if lo == hi:
+        lo, hi = lo - 1, hi + 1
+    if not (np.isfinite(lo) and np.isfinite(hi)):
+        raise RuntimeError(f"torch.histc: range of [{lo:g}, {hi:g}] is not finite")
+    if lo > hi:
+        raise RuntimeError("torch.histc: max must be larger than min")
+    counts, _ = xp.histogram(x, bins=bins, range=(lo, hi))
+    return wrap(counts.astype(input._data.dtype), input.device)
+
+
+def bincount(input: Tensor, weights: Tensor | None = None, minlength: int = 0) -> Tensor:
+    """The count (or summed ``weights``) of each value of a 1-D non-negative integer tensor.
+    Not differentiable."""
+    if minlength < 0:
+        raise RuntimeError("minlength should be >= 0")
+    if input.is_floating_point() or input.is_complex() or input.dtype == bool_:
+        from .shape import _SCALAR_NAMES
+
+        name = _SCALAR_NAMES[input._data.dtype.name]
+        raise NotImplementedError(f"\"bincount_cpu\" not implemented for '{name}'")
+    xp = input.device.xp
+    x = input._data
+    if x.ndim != 1 or (x.size and int(x.min()) < 0):
+        raise RuntimeError("bincount only supports 1-d non-negative integral inputs.")
+    if weights is None:
+        return wrap(xp.bincount(x, minlength=minlength).astype(np.int64), input.device)
+    if weights.ndim != 1 or weights.shape[0] != x.shape[0]:
+        raise RuntimeError("weights should be 1-d and have the same length as input")
+    w = weights._data
+    dtype = w.dtype if w.dtype in (np.float32, np.float64) else np.float64
+    out = xp.bincount(x, weights=w, minlength=minlength)
+    return wrap(out.astype(dtype), input.device)
+
+
+def renorm(input: Tensor, p: float, dim: int, maxnorm: float) -> Tensor:
+    """Each slice along ``dim`` whose ``p``-norm exceeds ``maxnorm`` scaled down to norm
+    ``maxnorm`` (by ``maxnorm / (norm + 1e-7)``, as PyTorch)."""
+    from ..linalg import vector_norm
+
+    if input.ndim <= 1:
+        raise RuntimeError(
+            f"renorm: input needs at least 2 dimensions, got {input.ndim} dimensions"
+        )
+    if p <= 0:
+        raise RuntimeError("renorm: non-positive-norm not supported")
+    if maxnorm < 0:
+        raise RuntimeError(f"renorm: expected maxnorm to be >= 0 but got {maxnorm:g}")
+    d = normalize_dim(dim, input.ndim)
+    others = tuple(i for i in range(input.ndim) if i != d)
+    norm = vector_norm(input, p, dim=others, keepdim=True)
+    factor = where(norm > maxnorm, maxnorm / (norm + 1e-7), norm.new_ones(()))
+    return input * factor
