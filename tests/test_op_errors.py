@@ -340,6 +340,81 @@ REDUCTION = [
     ),
     Misuse("median-dim-range", lambda m: m.median(_x(m), 2), IndexError, OUT_OF_RANGE),
     Misuse(
+        "quantile-q-range",
+        lambda m: m.quantile(_x(m), 1.5),
+        RuntimeError,
+        r"quantile\(\) q must be in the range \[0, 1\] but got 1\.5",
+    ),
+    Misuse(
+        "nanquantile-q-values",
+        lambda m: m.nanquantile(_x(m), m.tensor([0.5, -0.1])),
+        RuntimeError,
+        r"quantile\(\) q values must be in the range \[0, 1\]",
+    ),
+    Misuse(
+        "quantile-interpolation",
+        lambda m: m.quantile(_x(m), 0.5, interpolation="cubic"),
+        RuntimeError,
+        r"quantile\(\) interpolation must be one of linear, lower, higher, midpoint or nearest, "
+        r"but got cubic",
+    ),
+    Misuse(
+        "quantile-empty",
+        lambda m: m.quantile(m.empty(0), 0.5),
+        RuntimeError,
+        r"quantile\(\) input tensor must be non-empty",
+    ),
+    Misuse(
+        "quantile-int",
+        lambda m: m.quantile(m.arange(6), 0.5),
+        RuntimeError,
+        r"quantile\(\) input tensor must be either float or double dtype",
+    ),
+    Misuse(
+        "quantile-q-dtype",
+        lambda m: m.quantile(_x(m), m.tensor([0.5], dtype=m.float64)),
+        RuntimeError,
+        r"quantile\(\) q tensor must be same dtype as the input tensor",
+    ),
+    Misuse(
+        "quantile-q-2d",
+        lambda m: m.quantile(_x(m), m.full((2, 2), 0.5)),
+        RuntimeError,
+        r"quantile\(\) q must be a scalar or 1D tensor",
+    ),
+    Misuse("quantile-dim-range", lambda m: m.quantile(_x(m), 0.5, 2), IndexError, OUT_OF_RANGE),
+    Misuse(
+        "cholesky_solve-not-square",
+        lambda m: m.cholesky_solve(m.ones(3, 2), m.ones(2, 3)),
+        RuntimeError,
+        r"A must be batches of square matrices, but they are 2 by 3 matrices",
+    ),
+    Misuse(
+        "cholesky_solve-sizes",
+        lambda m: m.cholesky_solve(m.ones(2, 2), m.eye(3)),
+        RuntimeError,
+        r"Incompatible matrix sizes for cholesky_solve: each A matrix is 3 by 3 but each b "
+        r"matrix is 2 by 2",
+    ),
+    Misuse(
+        "cholesky_solve-1d",
+        lambda m: m.cholesky_solve(m.ones(3), m.eye(3)),
+        RuntimeError,
+        r"b should have at least 2 dimensions, but has 1 dimensions instead",
+    ),
+    Misuse(
+        "cholesky_inverse-not-square",
+        lambda m: m.cholesky_inverse(m.ones(2, 3)),
+        RuntimeError,
+        r"cholesky_inverse: A must be batches of square matrices, but they are 2 by 3 matrices",
+    ),
+    Misuse(
+        "cholesky_inverse-1d",
+        lambda m: m.cholesky_inverse(m.ones(3)),
+        RuntimeError,
+        r"cholesky_inverse: The input tensor A must have at least 2 dimensions\.",
+    ),
+    Misuse(
         "mode-empty-dim",
         lambda m: m.mode(m.empty(0, 3), 0),
         IndexError,

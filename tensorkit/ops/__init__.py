@@ -46,7 +46,7 @@ _METHODS_BY_MODULE = {
         "logsumexp cumsum cumprod all any count_nonzero median nanmedian mode cummax cummin "
         "logcumsumexp trace diff"
         " softmax log_softmax dist sum_to_size cov corrcoef"
-        " histc bincount renorm"
+        " histc bincount renorm quantile nanquantile"
     ),
     shape: (
         "reshape view view_as reshape_as flatten unflatten permute transpose swapaxes swapdims "
@@ -65,7 +65,8 @@ _METHODS_BY_MODULE = {
     matmul: (
         "matmul mm bmm mv dot vdot outer ger tensordot addmm addmv addbmm baddbmm kron cross "
         "det inverse"
-        " inner addr slogdet logdet cholesky pinverse matrix_power matrix_exp"
+        " inner addr slogdet logdet cholesky pinverse matrix_power matrix_exp svd qr"
+        " cholesky_solve cholesky_inverse lu_solve"
     ),
     complex_ops: "conj angle",
     conversion: "clone contiguous type_as",

@@ -4,6 +4,7 @@ tensordot and einsum."""
 from __future__ import annotations
 
 import math
+from collections import namedtuple
 from typing import Any
 
 from ..tensor import Tensor
@@ -393,3 +394,76 @@ def matrix_exp(input: Tensor) -> Tensor:
     from ..linalg import matrix_exp as linalg_matrix_exp
 
     return linalg_matrix_exp(input)
+
+
+svd_result = namedtuple("svd", ["U", "S", "V"])
+qr_result = namedtuple("qr", ["Q", "R"])
+
+
+def svd(input: Tensor, some: bool = True, compute_uv: bool = True) -> Any:
+    """``torch.svd``: (U, S, V) with ``input = U diag(S) V^H`` (V, not V^H); without
+    ``compute_uv``, U and V are zero-filled (m, m) and (n, n) matrices."""
+    from ..linalg import svd as linalg_svd
+    from ..linalg import svdvals
+
+    if not compute_uv:
+        m, n = input.shape[-2:]
+        batch = tuple(input.shape[:-2])
+        s = svdvals(input)
+        return svd_result(input.new_zeros(batch + (m, m)), s, input.new_zeros(batch + (n, n)))
+    u, s, vh = linalg_svd(input, full_matrices=not some)
+    return svd_result(u, s, vh.mH)
+
+
+def qr(input: Tensor, some: bool = True) -> Any:
+    """``tk.linalg.qr`` in mode ``'reduced'`` (``some``) or ``'complete'``."""
+    from ..linalg import qr as linalg_qr
+
+    return qr_result(*linalg_qr(input, "reduced" if some else "complete"))
+
+
+def _check_cholesky_factor(prefix: str, L: Tensor) -> None:  # noqa: N803
+    if L.ndim < 2:
+        raise RuntimeError(f"{prefix}The input tensor A must have at least 2 dimensions.")
+    if L.shape[-1] != L.shape[-2]:
+        raise RuntimeError(
+            f"{prefix}A must be batches of square matrices, but they are "
+            f"{L.shape[-2]} by {L.shape[-1]} matrices"
+        )
+
+
+def cholesky_solve(input: Tensor, input2: Tensor, upper: bool = False) -> Tensor:
+    """The solution X of ``A X = input`` where ``A = L L^H`` (``U^H U`` if ``upper``) and
+    ``input2`` is that triangle L (or U); the other triangle is ignored."""
+    from ..linalg import solve_triangular
+
+    if input.ndim < 2:
+        raise RuntimeError(
+            f"b should have at least 2 dimensions, but has {input.ndim} dimensions instead"
+        )
+    _check_cholesky_factor("", input2)
+    if input.shape[-2] != input2.shape[-1]:
+        n, m = input2.shape[-1], input.shape[-2]
+        raise RuntimeError(
+            f"Incompatible matrix sizes for cholesky_solve: each A matrix is {n} by {n} but "
+            f"each b matrix is {m} by {input.shape[-1]}"
+        )
+    first, second = (input2.mH, input2) if upper else (input2, input2.mH)
+    y = solve_triangular(first, input, upper=False)
+    return solve_triangular(second, y, upper=True)
+
+
+def cholesky_inverse(input: Tensor, upper: bool = False) -> Tensor:
+    """``(L L^H)^{-1}`` (``(U^H U)^{-1}`` if ``upper``) from the Cholesky factor ``input``."""
+    from .creation import eye
+
+    _check_cholesky_factor("cholesky_inverse: ", input)
+    identity = eye(input.shape[-1], dtype=input.dtype, device=input.device)
+    return cholesky_solve(identity, input, upper)
+
+
+def lu_solve(b: Tensor, LU_data: Tensor, LU_pivots: Tensor) -> Tensor:  # noqa: N803
+    """``tk.linalg.lu_solve(LU_data, LU_pivots, b)``: X with ``A X = b`` from A's LU factors."""
+    from ..linalg import lu_solve as linalg_lu_solve
+
+    return linalg_lu_solve(LU_data, LU_pivots, b)

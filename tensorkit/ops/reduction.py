@@ -437,6 +437,112 @@ def nanmedian(input: Tensor, dim: int | None = None, keepdim: bool = False) -> A
     return _median("nanmedian", input, dim, keepdim, ignore_nan=True)
 
 
+# ------------------------------------------------------------------------------ quantile
+_INTERPOLATIONS = ("linear", "lower", "higher", "midpoint", "nearest")
+
+
+def _quantile_q(input: Tensor, q: Any) -> tuple[Any, bool]:
+    """``q`` as an array of the input's dtype, and whether it was a scalar; PyTorch's checks."""
+    from .. import _dtype
+
+    xp = input.device.xp
+    if input.numel() == 0:
+        raise RuntimeError("quantile() input tensor must be non-empty")
+    if isinstance(q, Tensor) and q.ndim > 1:
+        raise RuntimeError("quantile() q must be a scalar or 1D tensor")
+    if input.dtype not in (_dtype.float32, _dtype.float64):
+        raise RuntimeError("quantile() input tensor must be either float or double dtype")
+    if not isinstance(q, Tensor):
+        if not 0 <= q <= 1:
+            raise RuntimeError(f"quantile() q must be in the range [0, 1] but got {q}")
+        return xp.asarray([q], dtype=input._data.dtype), True
+    if q.dtype != input.dtype:
+        raise RuntimeError("quantile() q tensor must be same dtype as the input tensor")
+    qa = xp.reshape(q._data, (-1,))
+    if not bool(xp.all((qa >= 0) & (qa <= 1))):
+        raise RuntimeError("quantile() q values must be in the range [0, 1]")
+    return qa, q.ndim == 0
+
+
+def _quantile(
+    input: Tensor, q: Any, dim: int | None, keepdim: bool, interpolation: str, ignore_nan: bool
+) -> Tensor:
+    """Sort along ``dim`` and interpolate between the two ranks around each ``q``, as PyTorch
+    does (so the gradient flows to those two elements); NaN where a slice has one (nan* form:
+    where all are NaN)."""
+    from .indexing import gather, sort
+
+    qa, scalar = _quantile_q(input, q)
+    if interpolation not in _INTERPOLATIONS:
+        raise RuntimeError(
+            "quantile() interpolation must be one of linear, lower, higher, midpoint or "
+            f"nearest, but got {interpolation}"
+        )
+    xp = input.device.xp
+    if dim is None:
+        x = reshape(input, (-1,))
+        out_shape = (1,) * input.ndim if keepdim else ()
+    else:
+        d = normalize_dim(dim, builtins.max(input.ndim, 1))
+        x = input.movedim(d, -1) if input.ndim else reshape(input, (1,))
+        shape = list(input.shape)
+        if input.ndim:
+            shape[d] = 1
+            out_shape = tuple(shape) if keepdim else tuple(shape[:d] + shape[d + 1 :])
+        else:
+            out_shape = ()
+    values = sort(x, -1).values  # NaN sort last
+    n = values.shape[-1]
+    n_nan = xp.isnan(values._data).sum(axis=-1, keepdims=True)
+    qb = xp.reshape(qa, (-1,) + (1,) * values.ndim)  # (Q, ..., 1)
+    if ignore_nan:
+        valid = n - n_nan
+        ranks = xp.where(valid > 0, qb * (valid - 1), n - 1)
+    else:
+        ranks = xp.where(n_nan > 0, n - 1, qb * (n - 1))
+    if interpolation == "lower":
+        ranks = xp.floor(ranks)
+    elif interpolation == "higher":
+        ranks = xp.ceil(ranks)
+    elif interpolation == "nearest":
+        ranks = xp.round(ranks)
+    below, above = xp.floor(ranks), xp.ceil(ranks)
+    big = expand(values.unsqueeze(0), (qb.shape[0],) + tuple(values.shape))
+    lo = gather(big, -1, wrap(below.astype(_INT64), input.device))
+    if interpolation in ("lower", "higher", "nearest"):
+        result = lo
+    else:
+        hi = gather(big, -1, wrap(above.astype(_INT64), input.device))
+        w = ranks - below if interpolation == "linear" else xp.where(above > below, 0.5, 0.0)
+        result = lo + wrap(w.astype(values._data.dtype), input.device) * (hi - lo)
+    return reshape(result, (() if scalar else (qb.shape[0],)) + out_shape)
+
+
+def quantile(
+    input: Tensor,
+    q: Any,
+    dim: int | None = None,
+    keepdim: bool = False,
+    *,
+    interpolation: str = "linear",
+) -> Tensor:
+    """The ``q``-th quantiles (``q`` a float or 1-D tensor in [0, 1]) along ``dim`` (all
+    elements if None); a tensor ``q`` adds a leading dim. NaN where a slice holds a NaN."""
+    return _quantile(input, q, dim, keepdim, interpolation, ignore_nan=False)
+
+
+def nanquantile(
+    input: Tensor,
+    q: Any,
+    dim: int | None = None,
+    keepdim: bool = False,
+    *,
+    interpolation: str = "linear",
+) -> Tensor:
+    """:func:`quantile` of the values that are not NaN (NaN where all are)."""
+    return _quantile(input, q, dim, keepdim, interpolation, ignore_nan=True)
+
+
 def _mode_index(xp: Any, x: Any) -> Any:
     """Per row of 2-D ``x``: the last index of the most frequent value (smallest on ties)."""
     rows, n = x.shape
