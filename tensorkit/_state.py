@@ -2,8 +2,10 @@
 
 - ``grad_enabled``: record graph nodes (``no_grad`` turns it off).
 - ``inference_mode``: ``inference_mode`` is on (tensors made now are marked inference tensors).
-- ``observers``: active op observers (a Tape, the profiler, anomaly mode); ``observing`` is
-  ``bool(observers)``, checked once per op, so observers cost nothing when none is active.
+- ``observers``: a tuple of the active op observers (a Tape, the profiler, anomaly mode),
+  replaced, never changed in place, so an op notifies the observers it started with;
+  ``observing`` is ``bool(observers)``, checked once per op, so observers cost nothing when
+  none is active.
 - ``node_observers``: a tuple of the observers whose ``backward_detail`` is "nodes": in a
   first-order backward they get ``op_started``/``op_finished`` once per autograd node (an
   ``autograd.engine.NodeEvent``), not for every op inside the rules.
@@ -21,7 +23,7 @@ from typing import Any
 
 grad_enabled: bool = True
 inference_mode: bool = False
-observers: list[Any] = []
+observers: tuple[Any, ...] = ()
 observing: bool = False
 node_observers: tuple[Any, ...] = ()
 ops_in_backward: bool = False
@@ -33,15 +35,18 @@ anomaly_check_nan: bool = True
 
 
 def add_observer(observer: Any) -> None:
-    global observing
-    observers.append(observer)
+    global observers, observing
+    observers = (*observers, observer)
     observing = True
     _sort_backward_detail()
 
 
 def remove_observer(observer: Any) -> None:
-    global observing
-    observers.remove(observer)
+    global observers, observing
+    if observer not in observers:
+        raise ValueError(f"{observer!r} is not an active observer")
+    index = observers.index(observer)
+    observers = observers[:index] + observers[index + 1 :]
     observing = bool(observers)
     _sort_backward_detail()
 

@@ -507,7 +507,7 @@ def _capture(slots: list, grads_in: tuple, captured: list) -> None:
 
 
 def _notify_step(step: BackwardStep) -> None:
-    for observer in list(_state.observers):
+    for observer in _state.observers:
         on_step = getattr(observer, "backward_step", None)
         if on_step is not None:
             on_step(step)

@@ -85,7 +85,7 @@ class PassRecorder:
 @contextlib.contextmanager
 def _unobserved() -> Iterator[None]:
     """Run with no op observer (Tape, profiler, anomaly mode) active; restored in order."""
-    observers = list(_state.observers)
+    observers = _state.observers
     for observer in observers:
         _state.remove_observer(observer)
     try:

@@ -407,7 +407,7 @@ def _observed_apply(op: OpDef, inputs: tuple, attrs: dict) -> Any:
     Ops that run inside an observed op (a composite calling primitives) are not reported
     again: only the outermost op is an event.
     """
-    observers = list(_state.observers)
+    observers = _state.observers
     event = OpEvent(op, inputs, attrs)
     for observer in observers:
         observer.op_started(event)

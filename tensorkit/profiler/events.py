@@ -118,6 +118,9 @@ class RangeRecord:
         }
 
 
+# In a shape key (``profile.shape_key``): the marker between the inputs' and the outputs'
+# (shape, dtype) values.
+OUTPUTS = "->"
 CORE_FIELDS = 8  # per op: name, phase, start, end, device, module path, forward index, scopes
 EXTRA_FIELDS = 6  # per op, with any option: shapes, call site, alloc, freed, live, peak bytes
 
@@ -143,11 +146,12 @@ def make_record(
     shapes, site, alloc, freed, live, peak = extra[at : at + EXTRA_FIELDS]
     record.call_site = format_site(site)
     if shapes is not None:
-        inputs, outputs = shapes
-        record.input_shapes = [None if x is None else list(x[0]) for x in inputs]
-        record.input_dtypes = [None if x is None else str(x[1]) for x in inputs]
-        record.output_shapes = [list(x[0]) for x in outputs]
-        record.output_dtypes = [str(x[1]) for x in outputs]
+        split = shapes.index(OUTPUTS)
+        inputs, outputs = shapes[:split], shapes[split + 1 :]
+        record.input_shapes = [None if s is None else list(s) for s in inputs[::2]]
+        record.input_dtypes = [None if d is None else str(d) for d in inputs[1::2]]
+        record.output_shapes = [list(s) for s in outputs[::2]]
+        record.output_dtypes = [str(d) for d in outputs[1::2]]
     if alloc is not None:
         record.alloc_bytes, record.free_bytes, record.live_bytes, record.peak_bytes = (
             alloc,

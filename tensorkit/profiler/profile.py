@@ -17,7 +17,7 @@ from .._backend import cpu, cuda_in_use, cupy_module
 from ..cuda.memory import memory_reserved
 from ..tensor import Tensor
 from . import memory as op_memory
-from .events import CORE_FIELDS, EXTRA_FIELDS, OpRecord, RangeRecord, make_record
+from .events import CORE_FIELDS, EXTRA_FIELDS, OUTPUTS, OpRecord, RangeRecord, make_record
 from .gpu import GpuTimer, check_mode, timing_text
 from .memory import count_arrays, count_tensors
 from .stack import call_site
@@ -29,7 +29,35 @@ __all__ = ["profile", "record_function"]
 _scopes: list[str] = []  # names of the active record_function ranges, outermost first
 _active: list[profile] = []  # profilers inside their with block
 
+_NO_TENSOR = (None, None)
 OPTIMIZER_PREFIX = "Optimizer."  # record_function("Optimizer.step#SGD.step") as in PyTorch
+
+
+def shape_key(event: Any) -> tuple:
+    """The (shape, dtype) of each input (None, None for a non-tensor input or a missing
+    gradient), ``OUTPUTS``, then those of the outputs, as one flat tuple (see
+    ``events.make_record``): flat, it is built and hashed faster than nested pairs."""
+    key: list = []
+    if event.op is None:  # a backward node: gradient arrays, None where there is none
+        for g in event.inputs:
+            key += _NO_TENSOR if g is None else (g.shape, g.dtype)
+        key.append(OUTPUTS)
+        for g in event.outputs:
+            if g is not None:
+                key += (g.shape, g.dtype)
+    else:
+        for x in event.inputs:
+            if isinstance(x, Tensor):
+                data = x._data
+                key += (data.shape, data.dtype)
+            else:
+                key += _NO_TENSOR
+        key.append(OUTPUTS)
+        for y in event.outputs:
+            if type(y) is Tensor:
+                data = y._data
+                key += (data.shape, data.dtype)
+    return tuple(key)
 
 
 class record_function(contextlib.ContextDecorator):  # noqa: N801 (PyTorch's name)
@@ -255,21 +283,7 @@ class profile:  # noqa: N801 (PyTorch's name)
         recorded."""
         shapes = site = None
         if self.record_shapes:
-            if event.op is None:  # a backward node: gradient arrays (None where none)
-                inputs = [None if g is None else (g.shape, g.dtype) for g in event.inputs]
-                outputs = [(g.shape, g.dtype) for g in event.outputs if g is not None]
-            else:
-                inputs = []
-                for x in event.inputs:
-                    if isinstance(x, Tensor):
-                        data = x._data
-                        inputs.append((data.shape, data.dtype))
-                    else:
-                        inputs.append(None)
-                outputs = [
-                    (y._data.shape, y._data.dtype) for y in event.outputs if type(y) is Tensor
-                ]
-            shapes = self._interned((tuple(inputs), tuple(outputs)))
+            shapes = self._interned(shape_key(event))
         if self.with_stack:
             if event.op is None:  # a backward node (autograd.engine.NodeEvent)
                 if forward is not None:
