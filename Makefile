@@ -31,8 +31,8 @@ lab: $(VENV)/.base
 	$(PY) -m jupyterlab notebooks/01_tour.ipynb $(LAB_ARGS)
 
 test: $(VENV)/.test
-	$(PY) -m ruff check tensorkit tests bench
-	$(PY) -m ruff format --check tensorkit tests bench
+	$(PY) -m ruff check .
+	$(PY) -m ruff format --check .
 	$(PY) -m pytest $(PYTEST_ARGS)
 	@if command -v node >/dev/null; then node --test widgets/test/*.test.mjs; \
 	else echo "node is not installed: widget JS tests not run"; fi

@@ -429,7 +429,6 @@ two where both exist.
     code("""
 %matplotlib inline
 import tensorkit as tk
-import tensorkit.notebook as tkn
 from tensorkit import nn
 
 _ = tk.manual_seed(0)
@@ -519,9 +518,11 @@ in the graph, or a node to find its rows. (A Tape records every op, so the backw
 op by op.) Colour the graph by forward time, backward time or bytes from its menu.
 """),
     code("""
-with tk.profiler.profile(record_memory=True, record_shapes=True) as prof2:
-    with tk.autograd.Tape() as tape:
-        nn.functional.cross_entropy(model(images), labels).backward()
+with (
+    tk.profiler.profile(record_memory=True, record_shapes=True) as prof2,
+    tk.autograd.Tape() as tape,
+):
+    nn.functional.cross_entropy(model(images), labels).backward()
 prof2.show(tape=tape)
 """),
     md("""

@@ -1,5 +1,6 @@
-"""tk.memory's accounting with profile(record_memory=True): frees at the op they follow,
-exact live and peak bytes, and the totals read in the middle of a profile."""
+"""tk.memory's accounting with profile(record_memory=True) (frees at the op they follow,
+exact live and peak bytes, the totals read in the middle of a profile) and with
+``tk.memory.track()``."""
 
 from __future__ import annotations
 
@@ -155,8 +156,74 @@ def test_track_counts_a_buffer_once_until_it_is_freed() -> None:
     before = tkmem.memory_allocated()
     buffer = np.ones(N)
     assert not tkmem.is_counted(buffer)
-    assert tkmem.track(buffer, "cpu") == NBYTES
-    assert tkmem.is_counted(buffer) and tkmem.track(buffer, "cpu") == 0
+    assert tkmem.count_buffer(buffer, "cpu") == NBYTES
+    assert tkmem.is_counted(buffer) and tkmem.count_buffer(buffer, "cpu") == 0
     assert tkmem.memory_allocated() == before + NBYTES
     del buffer
+    assert tkmem.memory_allocated() == before
+
+
+# ------------------------------------------------------------------ tk.memory.track()
+def test_track_counts_forward_outputs_and_their_frees() -> None:
+    x = tk.ones(N, dtype=tk.float64)  # a factory tensor: not counted
+    before = tkmem.memory_allocated()
+    with tkmem.track():
+        a = x * 2
+        b = a + 1
+        assert tkmem.memory_allocated() == before + 2 * NBYTES
+        v = b[: N // 2]  # a view: no new buffer
+        assert tkmem.memory_allocated() == before + 2 * NBYTES
+        del a
+        assert tkmem.memory_allocated() == before + NBYTES
+    assert tk._state.observers == ()
+    c = x * 3  # counting is off outside the block
+    assert tkmem.memory_allocated() == before + NBYTES
+    del b, v  # a buffer counted inside stays counted until freed, after the block too
+    assert tkmem.memory_allocated() == before
+    del c
+
+
+def test_track_counts_backward_gradients_and_keeps_the_peak() -> None:
+    w = tk.ones(N, dtype=tk.float64, requires_grad=True)
+    before = tkmem.memory_allocated()
+    tkmem.reset_peak_memory_stats()
+    with tkmem.track():
+        loss = (w * w).sum()
+        loss.backward()
+    grad_bytes = w.grad.nbytes
+    # w * w (N floats), the sum (one float) and the gradients of backward: at least .grad
+    assert tkmem.max_memory_allocated() >= before + NBYTES + grad_bytes
+    stats = tkmem.memory_stats()
+    assert stats["allocation.all.allocated"] >= 3
+    del loss
+    w.grad = None
+    assert tkmem.memory_allocated() == before
+
+
+def test_track_blocks_nest_and_decorate() -> None:
+    x = tk.ones(N, dtype=tk.float64)
+    before = tkmem.memory_allocated()
+
+    @tkmem.track()
+    def step() -> tk.Tensor:
+        with tkmem.track():
+            inner = x * 2
+        return inner + 1  # the outer block still counts
+
+    assert tk._state.observers == ()
+    out = step()
+    assert tk._state.observers == ()
+    assert tkmem.memory_allocated() == before + NBYTES  # inner is freed: only out is alive
+    del out
+    assert tkmem.memory_allocated() == before
+
+
+def test_track_and_a_memory_profile_count_each_buffer_once() -> None:
+    x = tk.ones(N, dtype=tk.float64)
+    before = tkmem.memory_allocated()
+    with tkmem.track(), profiler.profile(record_memory=True) as prof:
+        a = x * 2
+    assert [e["alloc_bytes"] for e in prof.events()] == [NBYTES]
+    assert tkmem.memory_allocated() == before + NBYTES
+    del a
     assert tkmem.memory_allocated() == before

@@ -1,4 +1,4 @@
-"""Per-op memory measurement on top of ``tensorkit.memory``'s buffer accounting.
+"""Per-op memory fields of a profile, derived from ``tensorkit.memory``'s buffer history.
 
 An op's allocation is the bytes of the new buffers behind its outputs (buffers shared with
 an input, i.e. views, count nothing). Frees are seen when a counted buffer dies; a record's
@@ -7,57 +7,17 @@ user dropped between ops). tracemalloc is not used: it traces every Python alloc
 running it made the tiny-op chain 3.4x slower forward, 5.6x forward+backward), and NumPy's
 temporaries inside an op would tie the numbers to NumPy internals, not to the op's tensors.
 
-After every recorded op, ``count_tensors`` (or ``count_arrays``, for a backward node) appends
-the new buffers' bytes to ``memory``'s history (``memory.track``; a free costs no Python call,
-see ``tensorkit.memory``); the profile stores the op's allocated bytes and the
-history's position, and ``resolve`` derives each op's freed, live and peak bytes from the
-history when the profile ends or its records are read. Before this, counting each buffer
-with its own Python release callback and settling the counters per op made
-``record_memory`` cost 2.3x the unprofiled tiny-op chain; it now costs about 1.8-2.0x.
+After every recorded op, the profile counts its new buffers (``memory.count_tensors``, or
+``memory.count_arrays`` for a backward node), which appends their bytes to ``memory``'s
+history (a free costs no Python call, see ``tensorkit.memory``), and stores the op's
+allocated bytes and the history's position; ``resolve`` derives each op's freed, live and
+peak bytes from the history when the profile ends or its records are read.
 """
 
 from __future__ import annotations
 
 from .. import memory
-from ..memory import _events, buffer_of
-from ..tensor import Tensor
-
-
-def count_tensors(inputs: tuple, outputs: tuple, device: str) -> int:
-    """Count the new buffers behind an op's output Tensors (not an input's buffer, or a view
-    of one) on ``device``; returns their bytes."""
-    allocated = 0
-    for out in outputs:
-        if type(out) is not Tensor:
-            continue
-        data = out._data
-        buffer = data if data.base is None else buffer_of(data)
-        for x in inputs:  # an input's buffer (an op returning its input, or a view of it)?
-            if isinstance(x, Tensor):
-                src = x._data
-                if buffer is src or (src.base is not None and buffer is buffer_of(src)):
-                    break
-        else:
-            allocated += memory.track(buffer, device)
-    return allocated
-
-
-def count_arrays(inputs: tuple, outputs: tuple, device: str) -> int:
-    """``count_tensors`` for a backward node's gradient arrays (None where there is none)."""
-    allocated = 0
-    for buffer in outputs:
-        if buffer is None:
-            continue
-        if buffer.base is not None:
-            buffer = buffer_of(buffer)
-        for src in inputs:  # an input's buffer (a gradient passed on, or a view of one)?
-            if src is not None and (
-                buffer is src or (src.base is not None and buffer is buffer_of(src))
-            ):
-                break
-        else:
-            allocated += memory.track(buffer, device)
-    return allocated
+from ..memory import _events
 
 
 def resolve(extra: list, start: int, stop: int, fields: int, state: list) -> None:

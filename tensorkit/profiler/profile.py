@@ -15,11 +15,11 @@ from typing import Any
 from .. import _state, memory
 from .._backend import cpu, cuda_in_use, cupy_module
 from ..cuda.memory import memory_reserved
+from ..memory import count_arrays, count_tensors
 from ..tensor import Tensor
 from . import memory as op_memory
 from .events import CORE_FIELDS, EXTRA_FIELDS, OUTPUTS, OpRecord, RangeRecord, make_record
 from .gpu import GpuTimer, check_mode, timing_text
-from .memory import count_arrays, count_tensors
 from .stack import call_site
 
 _history = memory._events  # len() of it: the memory history's position (see memory.settle)
