@@ -13,6 +13,7 @@ import itertools
 import json
 import sys
 import time
+import weakref
 from collections.abc import Iterator
 from typing import Any
 
@@ -321,6 +322,20 @@ def test_gpu_synchronized_times_sum_to_about_the_wall_time() -> None:
     assert gpu <= 1.05 * host  # each op's host time waits for its GPU work
 
 
+@pytest.mark.cuda
+def test_gpu_memory_records_read_the_pool() -> None:
+    a = tk.randn(1024, 1024, device="cuda")  # 4 MiB
+    with profiler.profile(record_memory=True) as prof:
+        b = a * 2
+        del b
+        c = a + 1
+    first, second = prof.records
+    assert first.alloc_bytes == 4 << 20 and first.live_bytes >= 2 * (4 << 20)
+    assert second.free_bytes == 4 << 20 and second.alloc_bytes == 4 << 20
+    assert first.reserved_bytes >= first.live_bytes and second.peak_bytes >= second.live_bytes
+    del c
+
+
 def test_record_memory_keeps_the_pools_reserved_bytes(fake: StandInCupy) -> None:
     from tensorkit.notebook.profile_model import build_profile
 
@@ -342,3 +357,48 @@ def test_cpu_reserved_bytes_are_the_live_bytes() -> None:
     with profiler.profile(record_memory=True) as prof:
         train_step(x)
     assert [r.reserved_bytes for r in prof.records] == [r.live_bytes for r in prof.records]
+
+
+def pooled_exp(module: StandInCupy) -> Any:
+    """``exp`` for the stand-in that takes its result from the stand-in's memory pool (freed
+    back to it when the array dies) and a 1024-byte temporary it frees before returning, as
+    a CuPy kernel with scratch space would."""
+    pool = module.get_default_memory_pool()
+
+    def exp(x: Any) -> Any:
+        out = np.exp(x)
+        weakref.finalize(out, pool.free, pool.malloc(out.nbytes))
+        pool.free(pool.malloc(1024))
+        return out
+
+    return exp
+
+
+def test_cuda_memory_comes_from_the_caching_allocator(
+    fake: StandInCupy, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(fake, "exp", pooled_exp(fake), raising=False)
+    x = tk.ones(4, device="cuda")  # a factory tensor: the stand-in pool does not see it
+    host = tk.ones(1000, dtype=tk.float64)
+    with profiler.profile(record_memory=True) as prof, tk.autograd.Tape() as tape:
+        y = x.exp()  # op 0: a 512-byte block (16 bytes rounded up) and the 1024-byte scratch
+        del y  # freed between ops: counted at the next record on the device
+        cpu = host * 2  # op 1: a CPU op between them, counted by tensorkit, 8000 bytes
+        z = x.exp()  # op 2
+    fields = [
+        (r.device, r.alloc_bytes, r.free_bytes, r.live_bytes, r.peak_bytes, r.reserved_bytes)
+        for r in prof.records
+    ]
+    pool = fake.get_default_memory_pool()
+    cpu_before = fields[1][3] - 8000
+    assert fields == [
+        ("cuda:0", 512 + 1024, 1024, 512, 512, 512 + 1024),
+        ("cpu", 8000, 0, cpu_before + 8000, cpu_before + 8000, cpu_before + 8000),
+        ("cuda:0", 512 + 1024, 512 + 1024, 512, 512, pool.total_bytes()),
+    ]
+    # a Tape recorded alongside carries the same numbers
+    assert [
+        (e.records["alloc_bytes"], e.records["free_bytes"], e.records["live_bytes"])
+        for e in tape.entries
+    ] == [(a, f, live) for _, a, f, live, _, _ in fields]
+    del cpu, z

@@ -198,6 +198,13 @@ def _synced(device: Any) -> tuple[int, int, _DeviceCounters]:
     return allocated, reserved, counters
 
 
+def allocator_totals(device: Any = None) -> tuple[int, int]:
+    """(bytes allocated, bytes freed) by the pool on ``device`` as the hook has seen them
+    since it was installed: the profiler takes differences of these around each op."""
+    counters = _tracker()[1].counters(device_index(device))
+    return counters.allocated, counters.freed
+
+
 def memory_allocated(device: Any = None) -> int:
     """Bytes held by live arrays on ``device`` (default: the current one)."""
     return _synced(device)[0]

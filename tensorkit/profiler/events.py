@@ -19,9 +19,16 @@ class OpRecord:
 
     ``gpu_time_ns`` is the op's GPU time from CUDA events and ``gpu_start_ns`` its GPU start
     on the host clock (see ``profiler.gpu``); both are None for ops that did not run on a
-    CUDA device. ``reserved_bytes`` (with memory recording) is what the device's allocator
-    holds after the op: CuPy's pool on CUDA (cached blocks included), the live bytes on the
-    CPU, which has no caching allocator.
+    CUDA device.
+
+    Memory (with ``record_memory``), per device: on the CPU, ``alloc_bytes`` is the bytes of
+    the new buffers behind the op's outputs and ``free_bytes`` the counted bytes freed since
+    the previous CPU record (``tensorkit.memory``); on CUDA both come from the caching
+    allocator (CuPy's pool): the bytes it handed out during the op, temporaries included,
+    and the bytes returned to it since the device's previous record. ``live_bytes`` is what
+    is alive on the op's device after it, ``peak_bytes`` the most of that so far in the
+    profile, and ``reserved_bytes`` what the device's allocator holds (CuPy's pool, cached
+    blocks included; on the CPU, which has no caching allocator, the live bytes).
     """
 
     __slots__ = (
@@ -122,6 +129,7 @@ class RangeRecord:
 # (shape, dtype) values.
 OUTPUTS = "->"
 CORE_FIELDS = 8  # per op: name, phase, start, end, device, module path, forward index, scopes
+DEVICE_FIELD = 4  # the device's place among them
 EXTRA_FIELDS = 6  # per op, with any option: shapes, call site, alloc, freed, live, peak bytes
 
 

@@ -18,33 +18,36 @@ from __future__ import annotations
 
 from .. import memory
 from ..memory import _events
+from .events import CORE_FIELDS, DEVICE_FIELD, EXTRA_FIELDS
 
 
-def resolve(extra: list, start: int, stop: int, fields: int, state: list) -> None:
-    """Turn the memory fields of ops ``start`` to ``stop`` in a profile's ``extra`` list
-    (``fields`` values per op, the last four: allocated bytes, the history position after
-    the op, live bytes (None on the CPU: derived here) and peak (None)) into allocated,
-    freed since the previous op, live and peak bytes. ``state`` is [history position,
-    CPU live bytes, peak] after op ``start - 1``, updated in place."""
+def resolve(core: list, extra: list, start: int, stop: int, state: list) -> None:
+    """Complete the memory fields of ops ``start`` to ``stop`` in a profile's ``extra`` list
+    (the last four of its ``EXTRA_FIELDS`` per op: allocated bytes, then for a CPU op the
+    history position after it and None, None; for a CUDA op freed and live bytes from the
+    pool and None): a CPU op gets its freed bytes since the previous CPU op and its live
+    bytes, and every op the peak of its device's live bytes so far (devices from ``core``).
+    ``state`` is [history position, CPU live bytes, peak per device] after op
+    ``start - 1``, updated in place."""
     memory.settle()
     events = _events
-    pos, live, peak = state
+    pos, live, peaks = state
     for index in range(start, stop):
-        at = index * fields + fields - 3
-        end = extra[at]
-        released = 0
-        for entry in events[pos:end]:
-            if type(entry) is int:
-                live += entry
-                if entry < 0:
-                    released -= entry
-            elif entry[1] < 0:
-                released -= entry[1]
-        pos = end
-        extra[at] = released
-        if extra[at + 1] is None:
-            extra[at + 1] = live
-        if extra[at + 1] > peak:
-            peak = extra[at + 1]
+        at = index * EXTRA_FIELDS + EXTRA_FIELDS - 3
+        device_live = extra[at + 1]
+        if device_live is None:  # a CPU op: replay the history up to its position
+            end = extra[at]
+            released = 0
+            for entry in events[pos:end]:
+                if type(entry) is int:  # an entry of another device is a tuple
+                    live += entry
+                    if entry < 0:
+                        released -= entry
+            pos = end
+            extra[at] = released
+            extra[at + 1] = device_live = live
+        device = core[index * CORE_FIELDS + DEVICE_FIELD]
+        peak = max(peaks.get(device, 0), device_live)
+        peaks[device] = peak
         extra[at + 2] = peak
-    state[:] = [pos, live, peak]
+    state[:] = [pos, live, peaks]

@@ -14,7 +14,7 @@ from typing import Any
 
 from .. import _state, memory
 from .._backend import cpu, cuda_in_use, cupy_module
-from ..cuda.memory import memory_reserved
+from ..cuda.memory import allocator_totals, memory_reserved
 from ..memory import count_arrays, count_tensors
 from ..tensor import Tensor
 from . import memory as op_memory
@@ -130,10 +130,14 @@ class profile:  # noqa: N801 (PyTorch's name)
         # written into them when the profile ends.
         self._shared: dict[int, dict] = {}
         self._reserved: dict[int, int] = {}  # op index -> CUDA pool bytes (memory recording)
+        # CUDA memory from the pool's hook: its (allocated, freed) totals when the running op
+        # started, and each device's freed total at its last record.
+        self._op_start_totals: tuple[int, int] | None = None
+        self._freed_mark: dict[str, int] = {}
         self._gpu: GpuTimer | None = None
         # Memory: [history position, CPU live bytes, peak] after the last resolved op, and
         # the ops resolved (see profiler.memory.resolve).
-        self._memory_state: list = [0, 0, 0]
+        self._memory_state: list = [0, 0, {}]
         self._resolved = 0
         self._running = False
         self.start_ns = 0
@@ -158,6 +162,8 @@ class profile:  # noqa: N801 (PyTorch's name)
         self._index_of_node.clear()
         self._shared.clear()
         self._reserved.clear()
+        self._op_start_totals = None
+        self._freed_mark.clear()
         self._gpu = None
         self.__dict__.pop("op_started", None)
         if cuda_in_use():
@@ -165,7 +171,7 @@ class profile:  # noqa: N801 (PyTorch's name)
         self._resolved = 0
         if self.record_memory:
             position, live = memory.keep_history(True)
-            self._memory_state[:] = [position, live, live]
+            self._memory_state[:] = [position, live, {"cpu": live}]
         self.start_ns = time.perf_counter_ns()
         _active.append(self)
         _state.add_observer(self)
@@ -213,6 +219,8 @@ class profile:  # noqa: N801 (PyTorch's name)
             if getattr(event.op, "moves_device", False):
                 dev = event.attrs["device"] if dev is None or dev.type != "cuda" else dev
         if dev is not None and dev.type == "cuda":
+            if self.record_memory:
+                self._op_start_totals = allocator_totals(dev)
             self._gpu.start()  # type: ignore[union-attr]
         else:  # a CPU op (an op that raised after its start event must not time this one)
             self._gpu.running = None  # type: ignore[union-attr]
@@ -309,31 +317,44 @@ class profile:  # noqa: N801 (PyTorch's name)
         """The extra fields with memory (``_record_extra`` itself when memory is the only
         option). Freed, live (on the CPU) and peak bytes are derived from memory's history
         when records are read (``_resolve_memory``): here, only the history's position."""
-        if event.op is None:  # a backward node: gradient arrays
-            allocated = count_arrays(event.inputs, event.outputs, device)
+        if device != "cpu":
+            self._record_cuda_memory(device, shapes, site)
         else:
-            allocated = count_tensors(event.inputs, event.outputs, device)
-        if device == "cpu":
+            if event.op is None:  # a backward node: gradient arrays
+                allocated = count_arrays(event.inputs, event.outputs, device)
+            else:
+                allocated = count_tensors(event.inputs, event.outputs, device)
             self._extra.extend((shapes, site, allocated, len(_history), None, None))
-        else:
-            live = memory.memory_allocated(device)  # the CUDA pool's
-            self._extra.extend((shapes, site, allocated, len(_history), live, None))
-            self._reserved[len(self._core) // CORE_FIELDS - 1] = memory_reserved(device)
         if len(_state.observers) > 1:
             self._resolve_memory()
             at = len(self._extra) - 3
-            records["alloc_bytes"] = allocated
+            records["alloc_bytes"] = self._extra[at - 1]
             records["free_bytes"] = self._extra[at]
             records["live_bytes"] = live = self._extra[at + 1]
             records["reserved_bytes"] = (
                 live if device == "cpu" else self._reserved[len(self._core) // CORE_FIELDS - 1]
             )
 
+    def _record_cuda_memory(self, device: str, shapes: tuple | None, site: tuple | None) -> None:
+        """The memory fields of an op on a CUDA device, from the caching allocator (CuPy's
+        pool, through ``tk.cuda``'s hook): bytes it handed out during the op (temporaries
+        included; None for an op that started before CUDA timing did), bytes returned to
+        it since the device's previous record, and its live and reserved bytes after."""
+        allocated_total, freed_total = allocator_totals(device)
+        start = self._op_start_totals
+        self._op_start_totals = None
+        allocated = None if start is None else allocated_total - start[0]
+        mark = self._freed_mark.get(device, freed_total if start is None else start[1])
+        self._freed_mark[device] = freed_total
+        live = memory.memory_allocated(device)
+        self._extra.extend((shapes, site, allocated, freed_total - mark, live, None))
+        self._reserved[len(self._core) // CORE_FIELDS - 1] = memory_reserved(device)
+
     def _resolve_memory(self) -> None:
         """Derive the memory fields of the ops recorded since the last call."""
         count = len(self._core) // CORE_FIELDS
         if self._resolved < count:
-            op_memory.resolve(self._extra, self._resolved, count, EXTRA_FIELDS, self._memory_state)
+            op_memory.resolve(self._core, self._extra, self._resolved, count, self._memory_state)
             self._resolved = count
 
     @property
