@@ -402,3 +402,54 @@ def test_cuda_memory_comes_from_the_caching_allocator(
         for e in tape.entries
     ] == [(a, f, live) for _, a, f, live, _, _ in fields]
     del cpu, z
+
+
+def test_memory_timeline_draws_each_device_and_the_pools_reserved_bytes(
+    fake: StandInCupy, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    pytest.importorskip("matplotlib")
+    monkeypatch.setattr(fake, "exp", pooled_exp(fake), raising=False)
+    x = tk.ones(4, device="cuda")
+    host = tk.ones(1000, dtype=tk.float64)
+    with profiler.profile(record_memory=True) as prof:
+        y = x.exp()
+        cpu = host * 2
+        z = y.exp()
+    ax = prof.plot_memory_timeline().axes[0]
+    lines = {line.get_label(): line for line in ax.get_lines()}
+    assert set(lines) == {"allocated (cpu)", "allocated (cuda:0)", "reserved (cuda:0)"}
+    records = prof.records
+    assert list(lines["allocated (cuda:0)"].get_xdata()) == [0, 2]
+    assert list(lines["allocated (cuda:0)"].get_ydata()) == [r.live_bytes for r in records[::2]]
+    assert list(lines["reserved (cuda:0)"].get_ydata()) == [r.reserved_bytes for r in records[::2]]
+    assert list(lines["allocated (cpu)"].get_ydata()) == [records[1].live_bytes]
+    peaks = {t.get_text() for t in ax.texts if t.get_text().startswith("peak")}
+    assert peaks == {
+        f"peak {records[1].live_bytes:,} B (cpu)",
+        f"peak {max(r.live_bytes for r in records[::2]):,} B (cuda:0)",
+    }
+    del y, cpu, z
+
+
+def test_the_profile_views_timeline_draws_one_device(
+    fake: StandInCupy, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from tensorkit.notebook.profile_model import build_profile
+
+    monkeypatch.setattr(fake, "exp", pooled_exp(fake), raising=False)
+    x = tk.ones(4, device="cuda")
+    host = tk.ones(1000, dtype=tk.float64)
+    with profiler.profile(record_memory=True) as prof:
+        y = x.exp()
+        cpu = host * 2
+        z = y.exp()
+    timeline = build_profile(prof)["memory"]
+    records = prof.records
+    assert timeline["device"] == "cuda:0" and timeline["index"] == [0, 2]
+    assert timeline["allocated"] == [records[0].live_bytes, records[2].live_bytes]
+    assert "cuda:0 only (1 op on other devices not drawn)" in timeline["allocator"]
+    with profiler.profile(record_memory=True) as cpu_only:
+        host * 3
+    timeline = build_profile(cpu_only)["memory"]
+    assert timeline["device"] == "cpu" and "not drawn" not in timeline["allocator"]
+    del y, cpu, z

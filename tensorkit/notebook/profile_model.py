@@ -202,7 +202,10 @@ def _timeline(rows: list[dict], max_points: int) -> dict | None:
     measured = [r for r in rows if r["live_bytes"] is not None]
     if not measured:
         return None
-    on_cpu = all(r["device"] == "cpu" for r in measured)
+    device = _timeline_device(measured)
+    others = sum(r["device"] != device for r in measured)
+    measured = [r for r in measured if r["device"] == device]
+    on_cpu = device == "cpu"
     index, allocated, reserved, peak = [], [], [], []
     top = 0
     for row in measured:
@@ -221,7 +224,11 @@ def _timeline(rows: list[dict], max_points: int) -> dict | None:
     allocator = CPU_ALLOCATOR if on_cpu else GPU_ALLOCATOR
     if all(v is None for v in reserved):
         allocator += NO_RESERVED
+    if others:
+        ops = "1 op" if others == 1 else f"{others} ops"
+        allocator += f"; {device} only ({ops} on other devices not drawn)"
     return {
+        "device": device,
         "allocator": allocator,
         "caching": not on_cpu,
         "index": index,
@@ -233,6 +240,16 @@ def _timeline(rows: list[dict], max_points: int) -> dict | None:
         "backward_start": backward,
         "stride": stride,
     }
+
+
+def _timeline_device(measured: list[dict]) -> str:
+    """The device whose memory the timeline draws: the CUDA device with the most ops, or the
+    CPU when no op ran on CUDA (live bytes of different devices do not add up)."""
+    counts: dict[str, int] = {}
+    for row in measured:
+        if row["device"] != "cpu":
+            counts[row["device"]] = counts.get(row["device"], 0) + 1
+    return max(counts, key=counts.__getitem__) if counts else "cpu"
 
 
 def _bucket_max(values: list, stride: int) -> list:

@@ -62,28 +62,46 @@ def plot_module_times(prof: Any) -> Any:
 
 
 def plot_memory_timeline(prof: Any) -> Any:
+    """Per device, the bytes alive after each op on it (steps) and, on a CUDA device, what
+    its caching allocator reserves (dashed; the CPU has none); the start of backward and
+    each device's peak marked."""
     records = [r for r in prof.records if r.live_bytes is not None]
     if not records:
         raise RuntimeError("no memory was recorded: use profile(record_memory=True)")
     fig = _figure(6)
     ax = fig.add_subplot()
-    index = [r.index for r in records]
-    live = [r.live_bytes for r in records]
-    ax.plot(index, live, drawstyle="steps-post", color="tab:blue", label="allocated")
+    devices = sorted({r.device for r in records}, key=lambda d: (d != "cpu", d))
+    for number, device in enumerate(devices):
+        on_device = [r for r in records if r.device == device]
+        index = [r.index for r in on_device]
+        live = [r.live_bytes for r in on_device]
+        color = f"C{number}"
+        ax.plot(index, live, drawstyle="steps-post", color=color, label=f"allocated ({device})")
+        if device != "cpu":
+            reserved = [r.reserved_bytes for r in on_device]
+            ax.plot(
+                index,
+                reserved,
+                drawstyle="steps-post",
+                color=color,
+                linestyle="--",
+                label=f"reserved ({device})",
+            )
+        peak_at = max(range(len(live)), key=live.__getitem__)
+        ax.annotate(
+            f"peak {live[peak_at]:,} B" + ("" if len(devices) == 1 else f" ({device})"),
+            xy=(index[peak_at], live[peak_at]),
+            xytext=(0, 10),
+            textcoords="offset points",
+            ha="center",
+            color=color,
+        )
     backward = next((r.index for r in records if r.phase == "backward"), None)
     if backward is not None:
-        ax.axvline(backward, color="tab:red", linestyle="--", label="backward starts")
-    peak_at = max(range(len(live)), key=live.__getitem__)
-    ax.annotate(
-        f"peak {live[peak_at]:,} B",
-        xy=(index[peak_at], live[peak_at]),
-        xytext=(0, 10),
-        textcoords="offset points",
-        ha="center",
-    )
+        ax.axvline(backward, color="tab:red", linestyle=":", label="backward starts")
     ax.margins(y=0.15)
     ax.set_xlabel("op index")
-    ax.set_ylabel("allocated bytes (tensorkit.memory accounting)")
+    ax.set_ylabel("bytes (CPU: tensorkit.memory's count; CUDA: CuPy's pool)")
     _title(ax, "Memory timeline", prof)
     ax.legend(loc="upper left")
     return fig

@@ -420,7 +420,8 @@ class profile:  # noqa: N801 (PyTorch's name)
         return show_profile(self, **kwargs)
 
     def plot_memory_timeline(self) -> Any:
-        """Counted bytes alive after each op, the start of backward and the peak marked."""
+        """Bytes alive after each op per device (and a CUDA allocator's reserved bytes), the
+        start of backward and each device's peak marked."""
         from .plots import plot_memory_timeline
 
         return plot_memory_timeline(self)
