@@ -2,6 +2,8 @@
 
 - ``grad_enabled``: record graph nodes (``no_grad`` turns it off).
 - ``inference_mode``: ``inference_mode`` is on (tensors made now are marked inference tensors).
+- ``inference_tensors_made``: an inference tensor has ever been made; until then the checks
+  that refuse to save or change one in place cost one flag read.
 - ``observers``: a tuple of the active op observers (a Tape, the profiler, anomaly mode),
   replaced, never changed in place, so an op notifies the observers it started with;
   ``observing`` is ``bool(observers)``, checked once per op, so observers cost nothing when
@@ -23,6 +25,7 @@ from typing import Any
 
 grad_enabled: bool = True
 inference_mode: bool = False
+inference_tensors_made: bool = False
 observers: tuple[Any, ...] = ()
 observing: bool = False
 node_observers: tuple[Any, ...] = ()

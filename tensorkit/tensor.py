@@ -214,8 +214,8 @@ class Tensor:
             return int(self._data.__array_interface__["data"][0])
         return int(self._data.data.ptr)
 
-    @property
     def is_inference(self) -> bool:
+        """Whether this tensor was made in ``inference_mode`` (or is a view of one)."""
         return self._is_inference
 
     # ------------------------------------------------------------------------ autograd
@@ -572,6 +572,25 @@ def init_tensor(tensor: Tensor, data: Any, dev: device) -> None:
     tensor.grad_fn = None
     if _state.inference_mode:
         tensor._is_inference = True
+        _state.inference_tensors_made = True
+
+
+INFERENCE_SAVED = (
+    "Inference tensors cannot be saved for backward. Please do not use Tensors created in "
+    "inference mode in computation tracked by autograd. To work around this, you can make a "
+    "clone to get a normal tensor and use it in autograd, or use `tk.no_grad()` instead of "
+    "`tk.inference_mode()`."
+)
+
+
+def check_not_inference(tensors: Any) -> None:
+    """Refuse to save an inference tensor for backward (as PyTorch does): its data may be
+    changed in inference mode without a version bump, so a gradient could silently use
+    stale values."""
+    if _state.inference_tensors_made:
+        for t in tensors:
+            if isinstance(t, Tensor) and t._is_inference:
+                raise RuntimeError(f"{INFERENCE_SAVED} (a tensor of shape {list(t.shape)})")
 
 
 _new = object.__new__

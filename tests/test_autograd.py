@@ -337,9 +337,76 @@ def test_inference_mode_marks_tensors():
     x = leaf([1.0])
     with tk.inference_mode():
         y = x * 2
-    assert y.is_inference and not y.requires_grad
+    assert y.is_inference() and not y.requires_grad and not x.is_inference()
     with pytest.raises(RuntimeError, match="inference tensor"):
         y.requires_grad_()
+
+
+def inference_tensor() -> tk.Tensor:
+    with tk.inference_mode():
+        return tk.ones(3, dtype=tk.float64)
+
+
+SAVED_TEXT = "Inference tensors cannot be saved for backward"
+INPLACE_TEXT = "Inplace update to inference tensor outside InferenceMode is not allowed"
+
+
+@pytest.mark.parametrize(
+    "use",
+    [
+        lambda w, x: w * x,  # mul saves x for w's gradient
+        lambda w, x: (w + 1) @ x.unsqueeze(1),
+        lambda w, x: w / x,
+    ],
+    ids=["mul", "matmul", "div"],
+)
+def test_an_inference_tensor_cannot_be_saved_for_backward(use) -> None:
+    x, w = inference_tensor(), leaf([1.0, 2.0, 3.0])
+    with pytest.raises(RuntimeError, match=SAVED_TEXT + r".*\(a tensor of shape \[3(, 1)?\]\)"):
+        use(w, x)
+    with tk.no_grad():
+        use(w, x)  # nothing is saved
+    assert use(w, x.clone()).requires_grad  # a clone is a normal tensor
+    assert (w + x).requires_grad  # add saves nothing
+    assert tk.where(x > 0, w, x).requires_grad  # where saves only the condition, as in torch
+
+
+def test_a_custom_function_cannot_save_an_inference_tensor() -> None:
+    class Scale(tk.autograd.Function):
+        @staticmethod
+        def forward(ctx, w, x):
+            ctx.save_for_backward(x)
+            return w * x
+
+        @staticmethod
+        def backward(ctx, g):
+            return g * ctx.saved_tensors[0], None
+
+    with pytest.raises(RuntimeError, match=SAVED_TEXT):
+        Scale.apply(leaf([1.0, 2.0, 3.0]), inference_tensor())
+
+
+@pytest.mark.parametrize(
+    "change",
+    [
+        lambda x: x.add_(1),  # the direct path
+        lambda x: x.mul_(tk.ones(3)),  # the general path (the dtypes differ)
+        lambda x: x[0].add_(1),  # a view of an inference tensor is one too
+        lambda x: x.zero_(),
+        lambda x: x.__setitem__(0, 5.0),
+        lambda x: x.t_(),
+        lambda x: tk.nn.functional.relu(x, inplace=True),
+    ],
+    ids=["add_", "mul_", "view", "zero_", "setitem", "t_", "relu_"],
+)
+def test_an_inference_tensor_cannot_change_in_place_outside_inference_mode(change) -> None:
+    x = inference_tensor()
+    with pytest.raises(RuntimeError, match=INPLACE_TEXT):
+        change(x)
+    assert x.tolist() == [1.0, 1.0, 1.0]  # refused before anything was written
+    with tk.inference_mode():
+        change(x)  # inside inference mode it may
+    assert x.is_inference() and x[0].is_inference()
 
 
 def test_detach_shares_storage_and_version():

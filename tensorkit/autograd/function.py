@@ -6,7 +6,7 @@ from __future__ import annotations
 from typing import Any
 
 from .. import _state
-from ..tensor import Tensor
+from ..tensor import Tensor, check_not_inference
 from .grad_mode import no_grad
 from .graph import Node, edge_of, node_class
 
@@ -219,6 +219,7 @@ def _connect(
             out._output_nr = nr
             out._requires_grad = True
         wrapped.append(out)
+    check_not_inference(ctx.to_save)
     node._saved_inputs = tuple((t, t._version) if isinstance(t, Tensor) else t for t in ctx.to_save)
     ctx.node = node
     if _state.anomaly:

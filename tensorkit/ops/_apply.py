@@ -26,7 +26,7 @@ from .._dtype import (
     result_type_of,
 )
 from ..autograd.graph import Node, grad_accumulator, node_class
-from ..tensor import Tensor, VersionCounter, wrap
+from ..tensor import Tensor, VersionCounter, check_not_inference, wrap
 
 # How an op treats differing input dtypes:
 KEEP = "keep"  # no promotion: the op takes its inputs as they are
@@ -283,6 +283,7 @@ def make_node(op: Any, inputs: tuple, attrs: dict) -> Node:
         meta.append(None)
     node = op.node_class(op, edges, attrs, meta)
     if saved is not None:
+        check_not_inference(inputs)
         node._saved_inputs = saved
     if _state.anomaly:
         from ..autograd.anomaly import remember_forward_trace
@@ -300,6 +301,8 @@ def _link_view(
     if counter is None:
         counter = source._version_counter = VersionCounter()
     out._version_counter = counter
+    if _state.inference_tensors_made and source._is_inference:
+        out._is_inference = True  # a view of an inference tensor is one too
     base = source._base if source._base is not None else source
     out._base = base
     parent = source._view_fn if source._base is not None else None

@@ -44,7 +44,22 @@ _COPY_SLICES = OpDef(
 )
 
 
+INFERENCE_INPLACE = (
+    "Inplace update to inference tensor outside InferenceMode is not allowed. You can make a "
+    "clone to get a normal tensor before doing inplace update."
+)
+
+
+def _check_inference_write(tensor: Tensor, op_name: str) -> None:
+    """Refuse to change an inference tensor (or a view of one) in place outside inference
+    mode, as PyTorch does: it has no version counter that autograd could check."""
+    if _state.inference_tensors_made and tensor._is_inference and not _state.inference_mode:
+        shape = list(tensor.shape)
+        raise RuntimeError(f"{INFERENCE_INPLACE} (in {op_name} on a tensor of shape {shape})")
+
+
 def _check_target(tensor: Tensor, result: Tensor, op_name: str) -> None:
+    _check_inference_write(tensor, op_name)
     if _state.grad_enabled and tensor._requires_grad and tensor.grad_fn is None:
         raise RuntimeError(
             f"a leaf Variable that requires grad is being used in an in-place operation "
@@ -237,6 +252,7 @@ def _write_directly(tensor: Tensor, name: str, args: tuple, kwargs: dict) -> boo
     direct = _DIRECT.get(name)
     if direct is None or _state.observing or not args:
         return False
+    _check_inference_write(tensor, name)
     if any(type(v) not in (int, float) for v in kwargs.values()):  # alpha=, value=
         return False
     data = tensor._data
@@ -282,6 +298,7 @@ def _restride(tensor: Tensor, view: Callable, op_name: str) -> Tensor:
     """Give ``tensor`` the shape and strides of ``view(tensor)`` in place, as PyTorch's
     ``t_``/``squeeze_``/...: the data stays, the tensor moves to the view's place in the graph
     and stays a view of its base (if it was one)."""
+    _check_inference_write(tensor, op_name)
     if _state.grad_enabled and tensor._requires_grad and tensor.grad_fn is None:
         raise RuntimeError(
             f"a leaf Variable that requires grad is being used in an in-place operation "
