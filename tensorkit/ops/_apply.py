@@ -283,7 +283,8 @@ def make_node(op: Any, inputs: tuple, attrs: dict) -> Node:
         meta.append(None)
     node = op.node_class(op, edges, attrs, meta)
     if saved is not None:
-        check_not_inference(inputs)
+        if _state.inference_tensors_made:
+            check_not_inference(inputs)
         node._saved_inputs = saved
     if _state.anomaly:
         from ..autograd.anomaly import remember_forward_trace
