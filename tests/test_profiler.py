@@ -116,8 +116,11 @@ def test_record_function_and_optimizer_phase(tmp_path: Any) -> None:
     phases = {e["phase"] for e in p.events()}
     assert phases == {"forward", "backward", "optimizer"}
     assert all("my_step" in e["scopes"] for e in p.events() if e["phase"] != "optimizer")
-    assert [r["name"] for r in p.ranges()] == ["inner", "my_step", "Optimizer.step#SGD.step"]
-    assert [r["depth"] for r in p.ranges()] == [1, 0, 0]
+    annotations = [r for r in p.ranges() if r["phase"] == "user_annotation"]
+    assert [r["name"] for r in annotations] == ["inner", "my_step", "Optimizer.step#SGD.step"]
+    assert [r["depth"] for r in annotations] == [1, 0, 0]
+    linear = [r for r in p.ranges() if r["name"] == "linear"]  # F.linear, a composite
+    assert linear and {(r["phase"], r["depth"]) for r in linear} == {("forward", 2)}
     p.export_chrome_trace(str(tmp_path / "ranges.json"))
     trace = json.loads((tmp_path / "ranges.json").read_text())["traceEvents"]
     ranges = [e for e in trace if e["ph"] == "X" and e["cat"] == "user_annotation"]
@@ -135,8 +138,9 @@ def test_key_averages_table(prof: profiler.profile) -> None:
     assert by_key[("matmul", "forward")].count == 2
     assert by_key[("matmul", "backward")].count == 3
     assert by_key[("relu", "forward")].cpu_memory_usage == 3 * 8 * 4
-    total = sum(r.cpu_time_total for r in rows)
+    total = sum(r.cpu_time_total for r in rows if not r.is_range)
     assert total == sum(e["duration_ns"] for e in prof.events())
+    assert {r.name for r in rows if r.is_range} == {"linear", "mse_loss"}  # composites
     table = rows.table(sort_by="cpu_time_total", row_limit=100)
     for header in ("Name", "Self CPU %", "Self CPU", "CPU total", "CPU time avg", "# of Calls"):
         assert header in table
@@ -154,7 +158,7 @@ def test_chrome_trace(prof: profiler.profile, tmp_path: Any) -> None:
     path = tmp_path / "trace.json"
     prof.export_chrome_trace(str(path))
     events = json.loads(path.read_text())["traceEvents"]
-    complete = [e for e in events if e["ph"] == "X"]
+    complete = [e for e in events if e["ph"] == "X" and e["cat"] != "composite"]
     assert len(complete) == len(prof.records)
     for e in complete:
         assert {"name", "cat", "ph", "ts", "dur", "pid", "tid", "args"} <= e.keys()
@@ -300,3 +304,40 @@ def test_a_profile_can_be_reused_but_not_nested() -> None:
         with pytest.raises(RuntimeError, match="already running"), p:
             pass
     assert [e["name"] for e in p.events()] == ["add"]
+
+
+# ------------------------------------------------------------- composite functions as ranges
+def test_a_composite_function_is_a_range_above_its_ops(tmp_path: Any) -> None:
+    x = tk.randn(2, 1, 6, 6, requires_grad=True)
+    weight = tk.randn(3, 1, 3, 3, requires_grad=True)
+    with profiler.profile() as p, profiler.record_function("step"):
+        tk.nn.functional.conv2d(x, weight, padding=1).sum().backward()
+    (conv,) = [r for r in p._ranges if r.name == "conv2d"]
+    assert conv.phase == "forward" and conv.composite and conv.depth == 1
+    inside = [r for r in p.records if conv.start_ns <= r.start_ns <= conv.end_ns]
+    assert len(inside) >= 2 and all(r.phase == "forward" for r in inside)
+    assert all(r.scopes == ("step", "conv2d") for r in inside)
+    rows = {(r.name, r.phase): r for r in p.key_averages()}
+    row = rows[("conv2d", "forward")]
+    ops_ns = sum(r.duration_ns for r in inside)
+    assert row.is_range and row.count == 1 and row.cpu_time_total == conv.duration_ns
+    assert row.self_cpu_time_total == conv.duration_ns - ops_ns
+    step = rows[("step", "user_annotation")]  # its own time leaves out conv2d's own time too
+    step_ops = sum(r.duration_ns for r in p.records)
+    assert step.self_cpu_time_total == step.cpu_time_total - step_ops - row.self_cpu_time_total
+    p.export_chrome_trace(str(tmp_path / "trace.json"))
+    events = json.loads((tmp_path / "trace.json").read_text())["traceEvents"]
+    (slice_,) = [e for e in events if e.get("cat") == "composite"]
+    assert slice_["name"] == "conv2d" and slice_["tid"] == 1  # the forward track: ops nest in it
+    assert_nested([e for e in events if e["ph"] == "X"])
+
+
+def test_composite_functions_cost_a_check_when_no_profile_is_active() -> None:
+    from tensorkit import _ranges
+
+    x = tk.randn(1, 1, 4, 4)
+    weight = tk.randn(1, 1, 3, 3)
+    assert not _ranges.profilers
+    out = tk.nn.functional.conv2d(x, weight)
+    assert not _ranges.scopes and out.shape == (1, 1, 2, 2)
+    assert tk.nn.functional.conv2d.__wrapped__.__name__ == "conv2d"  # signature kept

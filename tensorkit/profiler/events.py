@@ -100,16 +100,29 @@ class OpRecord:
         return out
 
 
+USER_ANNOTATION = "user_annotation"  # the phase of a record_function range, as PyTorch names it
+
+
 class RangeRecord:
-    """One ``record_function`` range (a user annotation); ``depth`` 0 is outermost."""
+    """One named range: a ``record_function`` range (``phase`` "user_annotation") or a call
+    of a composite function such as ``conv2d`` (``phase`` the phase its ops ran in, see
+    ``tensorkit._ranges``); ``depth`` 0 is outermost."""
 
-    __slots__ = ("depth", "end_ns", "name", "start_ns")
+    __slots__ = ("depth", "end_ns", "name", "phase", "start_ns")
 
-    def __init__(self, name: str, start_ns: int, end_ns: int, depth: int) -> None:
+    def __init__(
+        self, name: str, start_ns: int, end_ns: int, depth: int, phase: str = USER_ANNOTATION
+    ) -> None:
         self.name = name
         self.start_ns = start_ns
         self.end_ns = end_ns
         self.depth = depth
+        self.phase = phase
+
+    @property
+    def composite(self) -> bool:
+        """Whether this is a composite function's range (not a user annotation)."""
+        return self.phase != USER_ANNOTATION
 
     @property
     def duration_ns(self) -> int:
@@ -121,6 +134,7 @@ class RangeRecord:
             "start_ns": self.start_ns,
             "end_ns": self.end_ns,
             "depth": self.depth,
+            "phase": self.phase,
             "duration_ns": self.duration_ns,
         }
 

@@ -14,11 +14,22 @@ from typing import Any
 
 from .. import _state, memory
 from .._backend import cpu, cuda_in_use, cupy_module
+from .._ranges import phase_in_scope
+from .._ranges import profilers as _active
+from .._ranges import scopes as _scopes
 from ..cuda.memory import allocator_totals, memory_reserved
 from ..memory import count_arrays, count_tensors
 from ..tensor import Tensor
 from . import memory as op_memory
-from .events import CORE_FIELDS, EXTRA_FIELDS, OUTPUTS, OpRecord, RangeRecord, make_record
+from .events import (
+    CORE_FIELDS,
+    EXTRA_FIELDS,
+    OUTPUTS,
+    USER_ANNOTATION,
+    OpRecord,
+    RangeRecord,
+    make_record,
+)
 from .gpu import GpuTimer, check_mode, timing_text
 from .stack import call_site
 
@@ -26,11 +37,8 @@ _history = memory._events  # len() of it: the memory history's position (see mem
 
 __all__ = ["profile", "record_function"]
 
-_scopes: list[str] = []  # names of the active record_function ranges, outermost first
-_active: list[profile] = []  # profilers inside their with block
 
 _NO_TENSOR = (None, None)
-OPTIMIZER_PREFIX = "Optimizer."  # record_function("Optimizer.step#SGD.step") as in PyTorch
 
 
 def shape_key(event: Any) -> tuple:
@@ -78,7 +86,7 @@ class record_function(contextlib.ContextDecorator):  # noqa: N801 (PyTorch's nam
         start_ns = self._starts.pop()
         _scopes.pop()
         for prof in _active:
-            prof._ranges.append(RangeRecord(self.name, start_ns, end_ns, len(_scopes)))
+            prof.add_range(self.name, start_ns, end_ns, len(_scopes), USER_ANNOTATION)
 
 
 class profile:  # noqa: N801 (PyTorch's name)
@@ -235,8 +243,7 @@ class profile:  # noqa: N801 (PyTorch's name)
         scopes = ()
         if _scopes:
             scopes = self._interned(tuple(_scopes))
-            if any(s.startswith(OPTIMIZER_PREFIX) for s in _scopes):
-                phase = "optimizer"
+            phase = phase_in_scope(phase)
         node = event.backward_node
         forward = None if node is None else self._index_of_node.get(node.seq)
         if event.op is None:  # a backward node: gradient arrays on event.device
@@ -284,6 +291,11 @@ class profile:  # noqa: N801 (PyTorch's name)
         if kept is None:
             kept = self._tuples[value] = value
         return kept
+
+    def add_range(self, name: str, start_ns: int, end_ns: int, depth: int, phase: str) -> None:
+        """Keep a closed range: a ``record_function`` range (phase "user_annotation") or a
+        composite function's (the phase it ran in; see ``tensorkit._ranges``)."""
+        self._ranges.append(RangeRecord(name, start_ns, end_ns, depth, phase))
 
     def _record_extra(self, event: Any, device: str, records: dict, forward: int | None) -> None:
         """Shapes/dtypes, call site and memory, as requested (None where not). A backward

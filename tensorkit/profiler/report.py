@@ -27,8 +27,9 @@ class EventAverage:
 
     ``cpu_memory_usage`` is bytes allocated; ``self_cpu_memory_usage`` subtracts the bytes
     released since the previous op (as PyTorch counts frees negatively). An op's self time
-    equals its total (ops are recorded flat); a ``record_function`` range's self time is its
-    duration minus that of the ops inside it. ``device_time_total`` sums the GPU time of the
+    equals its total (ops are recorded flat); a range's (a ``record_function`` range, or a
+    composite function such as ``conv2d``) self time is its duration minus that of the ops
+    and ranges directly inside it. ``device_time_total`` sums the GPU time of the
     group's ops that ran on a CUDA device (CUDA events; ``cuda_time_total`` is its older
     PyTorch name); ranges have no GPU time of their own.
     """
@@ -43,6 +44,7 @@ class EventAverage:
     self_cpu_memory_usage: int = 0
     input_shapes: str = ""
     indices: list[int] = field(default_factory=list)
+    is_range: bool = False  # a record_function or composite-function range, not an op
 
     @property
     def cpu_time(self) -> float:
@@ -145,22 +147,34 @@ def key_averages(prof: Any, group_by_input_shape: bool = False) -> KeyAverages:
 
 
 def _add_ranges(prof: Any, groups: dict[tuple, EventAverage]) -> None:
+    """Rows for the ranges: a range's total is its duration, its self time that less the ops
+    and the ranges directly inside it (so self times add up to the profile's time)."""
     starts = [r.start_ns for r in prof.records]
     cumulative = [0]
     for r in prof.records:
         cumulative.append(cumulative[-1] + r.duration_ns)
-    for rng in prof._ranges:
-        row = groups.get((rng.name, "user_annotation", ""))
-        if row is None:
-            row = groups[(rng.name, "user_annotation", "")] = EventAverage(
-                rng.name, "user_annotation"
-            )
+    ranges = sorted(prof._ranges, key=lambda r: (r.start_ns, -r.end_ns))
+    own = []  # per range: its duration less the ops inside it, then less its children's
+    open_ranges: list[int] = []  # indices into ranges, the innermost last
+    for i, rng in enumerate(ranges):
         first = bisect.bisect_left(starts, rng.start_ns)
         last = bisect.bisect_right(starts, rng.end_ns)
-        inside = cumulative[last] - cumulative[first]
+        outside_ops = rng.duration_ns - (cumulative[last] - cumulative[first])
+        own.append(outside_ops)
+        while open_ranges and ranges[open_ranges[-1]].end_ns < rng.end_ns:
+            open_ranges.pop()
+        if open_ranges:  # the enclosing range's own time excludes this one's
+            own[open_ranges[-1]] -= outside_ops
+        open_ranges.append(i)
+    for rng, self_ns in zip(ranges, own, strict=True):
+        row = groups.get((rng.name, rng.phase, ""))
+        if row is None:
+            row = groups[(rng.name, rng.phase, "")] = EventAverage(
+                rng.name, rng.phase, is_range=True
+            )
         row.count += 1
         row.cpu_time_total += rng.duration_ns
-        row.self_cpu_time_total += rng.duration_ns - inside
+        row.self_cpu_time_total += self_ns
 
 
 def format_time(ns: float) -> str:

@@ -1,11 +1,13 @@
 """Chrome Trace Event export (load in chrome://tracing or https://ui.perfetto.dev).
 
 Ops are complete events (``ph: "X"``) with ``ts``/``dur`` in microseconds: forward (and
-optimizer) ops on thread 1, backward ops on thread 2, ``record_function`` ranges on thread 0
-(ranges nest; ops never overlap). Memory is a counter event (``ph: "C"``) after each op. The
-GPU work of CUDA ops (CUDA events) is on a track of its own per device (thread 100 + the
-device index), placed by ``gpu_start_ns``; the op's args carry ``gpu_time_us`` too. The
-timing mode is in ``otherData``.
+optimizer) ops on thread 1, backward ops on thread 2, each under the composite function
+(``conv2d``, ...) that ran it, if any (category "composite", on the same thread, so it nests
+above them); ``record_function`` ranges on thread 0 (ranges nest; ops never overlap).
+Memory is a counter event (``ph: "C"``) after each op. The GPU work of CUDA ops (CUDA
+events) is on a track of its own per device (thread 100 + the device index), placed by
+``gpu_start_ns``; the op's args carry ``gpu_time_us`` too. The timing mode is in
+``otherData``.
 """
 
 from __future__ import annotations
@@ -17,6 +19,11 @@ from typing import Any
 PID = os.getpid()
 RANGE_TID, FORWARD_TID, BACKWARD_TID, GPU_TID = 0, 1, 2, 100
 _THREAD_NAMES = {RANGE_TID: "record_function", FORWARD_TID: "forward", BACKWARD_TID: "backward"}
+
+
+def _op_thread(phase: str) -> int:
+    """The track of ops (and composite ranges) run in ``phase``."""
+    return BACKWARD_TID if phase == "backward" else FORWARD_TID
 
 
 def trace_events(prof: Any) -> list[dict]:
@@ -32,15 +39,16 @@ def trace_events(prof: Any) -> list[dict]:
     ]
     gpu_tids: set[int] = set()
     for rng in sorted(prof._ranges, key=lambda r: (r.start_ns, -r.end_ns)):
+        composite = rng.composite
         events.append(
             {
                 "ph": "X",
                 "name": rng.name,
-                "cat": "user_annotation",
+                "cat": "composite" if composite else "user_annotation",
                 "ts": us(rng.start_ns),
                 "dur": rng.duration_ns / 1e3,
                 "pid": PID,
-                "tid": RANGE_TID,
+                "tid": _op_thread(rng.phase) if composite else RANGE_TID,
                 "args": {},
             }
         )
@@ -66,7 +74,7 @@ def trace_events(prof: Any) -> list[dict]:
                 "ts": us(r.start_ns),
                 "dur": r.duration_ns / 1e3,
                 "pid": PID,
-                "tid": BACKWARD_TID if r.phase == "backward" else FORWARD_TID,
+                "tid": _op_thread(r.phase),
                 "args": args,
             }
         )

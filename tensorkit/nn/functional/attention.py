@@ -5,6 +5,7 @@ from __future__ import annotations
 import math
 
 from ..._dtype import bool_
+from ..._ranges import composite
 from ...ops.binary import where
 from ...ops.creation import ones
 from ...tensor import Tensor
@@ -14,6 +15,7 @@ from .dropout import dropout
 __all__ = ["scaled_dot_product_attention"]
 
 
+@composite
 def scaled_dot_product_attention(
     query: Tensor,
     key: Tensor,

@@ -22,6 +22,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from ..._backend.threads import ascontiguousarray, parallel_parts
+from ..._ranges import composite
 from ...ops._apply import COMMON, OpDef, apply
 from ...ops.matmul import matmul
 from ...tensor import Tensor
@@ -465,6 +466,7 @@ def _conv(
     return y if batched else y.squeeze(0)
 
 
+@composite
 def conv1d(
     input: Tensor,
     weight: Tensor,
@@ -478,6 +480,7 @@ def conv1d(
     return _conv(input, weight, bias, stride, padding, dilation, groups, 1)
 
 
+@composite
 def conv2d(
     input: Tensor,
     weight: Tensor,
@@ -491,6 +494,7 @@ def conv2d(
     return _conv(input, weight, bias, stride, padding, dilation, groups, 2)
 
 
+@composite
 def conv3d(
     input: Tensor,
     weight: Tensor,
@@ -573,6 +577,7 @@ def _conv_transpose(
     return y if batched else y.squeeze(0)
 
 
+@composite
 def conv_transpose1d(
     input: Tensor,
     weight: Tensor,
@@ -588,6 +593,7 @@ def conv_transpose1d(
     return _conv_transpose(input, weight, bias, options, groups, 1)
 
 
+@composite
 def conv_transpose2d(
     input: Tensor,
     weight: Tensor,
@@ -603,6 +609,7 @@ def conv_transpose2d(
     return _conv_transpose(input, weight, bias, options, groups, 2)
 
 
+@composite
 def conv_transpose3d(
     input: Tensor,
     weight: Tensor,

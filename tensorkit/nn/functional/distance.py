@@ -3,6 +3,7 @@ composed of differentiable core ops (so any order of derivative works)."""
 
 from __future__ import annotations
 
+from ..._ranges import composite
 from ...linalg import vector_norm
 from ...ops.shape import broadcast_tensors
 from ...tensor import Tensor
@@ -29,12 +30,14 @@ def _clamped_norm(x: Tensor, dim: int, eps: float) -> Tensor:
     return norm + (norm.clamp(min=eps) - norm).detach()
 
 
+@composite
 def cosine_similarity(x1: Tensor, x2: Tensor, dim: int = 1, eps: float = 1e-8) -> Tensor:
     """``Σ x1·x2 / (max(‖x1‖, eps)·max(‖x2‖, eps))`` along ``dim`` (inputs broadcast)."""
     x1, x2 = _broadcast(x1, x2)
     return ((x1 / _clamped_norm(x1, dim, eps)) * (x2 / _clamped_norm(x2, dim, eps))).sum(dim)
 
 
+@composite
 def pairwise_distance(
     x1: Tensor, x2: Tensor, p: float = 2.0, eps: float = 1e-6, keepdim: bool = False
 ) -> Tensor:

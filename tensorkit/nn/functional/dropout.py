@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import warnings
 
+from ..._ranges import composite
 from ...random import bernoulli
 from ...tensor import Tensor
 from ._inplace import maybe_inplace
@@ -28,6 +29,7 @@ def _masked(input: Tensor, p: float, mask_shape: tuple[int, ...]) -> Tensor:
     return input * (keep / (1.0 - p))
 
 
+@composite
 def dropout(input: Tensor, p: float = 0.5, training: bool = True, inplace: bool = False) -> Tensor:
     """Zero each element with probability ``p`` and scale the rest by ``1 / (1 - p)``."""
     _check_p(p)
@@ -55,6 +57,7 @@ def _check_dims(name: str, input: Tensor, batched: int) -> None:
         )
 
 
+@composite
 def dropout1d(
     input: Tensor, p: float = 0.5, training: bool = True, inplace: bool = False
 ) -> Tensor:
@@ -63,6 +66,7 @@ def dropout1d(
     return _feature_dropout(input, p, training, inplace, 1, "dropout1d")
 
 
+@composite
 def dropout2d(
     input: Tensor, p: float = 0.5, training: bool = True, inplace: bool = False
 ) -> Tensor:
@@ -83,6 +87,7 @@ def dropout2d(
     return _feature_dropout(input, p, training, inplace, spatial, "dropout2d")
 
 
+@composite
 def dropout3d(
     input: Tensor, p: float = 0.5, training: bool = True, inplace: bool = False
 ) -> Tensor:
@@ -94,6 +99,7 @@ def dropout3d(
 _SELU_NEGATIVE = 1.7580993408473766  # SELU's limit for -inf: scale * alpha
 
 
+@composite
 def alpha_dropout(
     input: Tensor, p: float = 0.5, training: bool = False, inplace: bool = False
 ) -> Tensor:

@@ -4,12 +4,14 @@ from __future__ import annotations
 
 import math
 
+from ..._ranges import composite
 from ...ops.matmul import einsum
 from ...tensor import Tensor
 
 __all__ = ["bilinear", "linear"]
 
 
+@composite
 def linear(input: Tensor, weight: Tensor, bias: Tensor | None = None) -> Tensor:
     """``input @ weight.T + bias`` for ``weight`` of shape (out_features, in_features)."""
     if input.ndim == 0 or weight.ndim == 0:
@@ -41,6 +43,7 @@ def linear(input: Tensor, weight: Tensor, bias: Tensor | None = None) -> Tensor:
     return out if bias is None else out + bias
 
 
+@composite
 def bilinear(input1: Tensor, input2: Tensor, weight: Tensor, bias: Tensor | None = None) -> Tensor:
     """``y[..., o] = input1[..., i] * weight[o, i, j] * input2[..., j] + bias[o]``."""
     if input1.ndim != input2.ndim:

@@ -8,6 +8,7 @@ from collections.abc import Callable
 from typing import Any
 
 from ..._dtype import int64, uint8
+from ..._ranges import composite
 from ...ops._apply import COMMON, SAVE_INPUTS, OpDef, apply
 from ...ops.binary import where
 from ...ops.shape import broadcast_tensors
@@ -73,6 +74,7 @@ def _pointwise(
     return reduce_loss(loss, reduction)
 
 
+@composite
 def l1_loss(
     input: Tensor,
     target: Tensor,
@@ -86,6 +88,7 @@ def l1_loss(
     return _pointwise(input, target, reduction, weight, lambda d: d.abs())
 
 
+@composite
 def mse_loss(
     input: Tensor,
     target: Tensor,
@@ -99,6 +102,7 @@ def mse_loss(
     return _pointwise(input, target, reduction, weight, lambda d: d * d)
 
 
+@composite
 def smooth_l1_loss(
     input: Tensor,
     target: Tensor,
@@ -121,6 +125,7 @@ def smooth_l1_loss(
     return _pointwise(input, target, reduction, None, smooth)
 
 
+@composite
 def huber_loss(
     input: Tensor,
     target: Tensor,
@@ -181,6 +186,7 @@ def _safe_targets(target: Tensor, classes: int, ignore_index: int) -> tuple[Tens
     return wrap(safe, target.device), wrap(keep, target.device)
 
 
+@composite
 def nll_loss(
     input: Tensor,
     target: Tensor,
@@ -224,6 +230,7 @@ def _mean_of_counted(total: Tensor, weight_total: Tensor, keep: Tensor) -> Tenso
     return total * 0.0 + float("nan")
 
 
+@composite
 def cross_entropy(
     input: Tensor,
     target: Tensor,
@@ -314,6 +321,7 @@ _BINARY_CROSS_ENTROPY = OpDef(
 )
 
 
+@composite
 def binary_cross_entropy(
     input: Tensor,
     target: Tensor,
@@ -338,6 +346,7 @@ def binary_cross_entropy(
     return reduce_loss(loss, reduction)
 
 
+@composite
 def binary_cross_entropy_with_logits(
     input: Tensor,
     target: Tensor,
@@ -365,6 +374,7 @@ def binary_cross_entropy_with_logits(
 
 
 # ---------------------------------------------------------------- distributions
+@composite
 def kl_div(
     input: Tensor,
     target: Tensor,
@@ -399,6 +409,7 @@ def kl_div(
 
 
 # -------------------------------------------------------------------- margins
+@composite
 def cosine_embedding_loss(
     input1: Tensor,
     input2: Tensor,
@@ -430,6 +441,7 @@ def cosine_embedding_loss(
     return reduce_loss(loss, reduction)
 
 
+@composite
 def margin_ranking_loss(
     input1: Tensor,
     input2: Tensor,
@@ -450,6 +462,7 @@ def margin_ranking_loss(
     return reduce_loss(loss, reduction)
 
 
+@composite
 def soft_margin_loss(
     input: Tensor,
     target: Tensor,
@@ -463,6 +476,7 @@ def soft_margin_loss(
     return reduce_loss(-logsigmoid(target * input), reduction)
 
 
+@composite
 def hinge_embedding_loss(
     input: Tensor,
     target: Tensor,
@@ -477,6 +491,7 @@ def hinge_embedding_loss(
     return reduce_loss(loss, reduction)
 
 
+@composite
 def triplet_margin_loss(
     anchor: Tensor,
     positive: Tensor,
@@ -508,6 +523,7 @@ def triplet_margin_loss(
 
 
 # ------------------------------------------------------------- likelihoods
+@composite
 def poisson_nll_loss(
     input: Tensor,
     target: Tensor,
@@ -551,6 +567,7 @@ def _gaussian_var(input: Tensor, var: Tensor | float) -> Tensor:
     raise ValueError("var is of incorrect size")
 
 
+@composite
 def gaussian_nll_loss(
     input: Tensor,
     target: Tensor,
@@ -572,6 +589,7 @@ def gaussian_nll_loss(
 
 
 # ------------------------------------------------------------ multi-class margins
+@composite
 def multilabel_soft_margin_loss(
     input: Tensor,
     target: Tensor,
@@ -604,6 +622,7 @@ def _margin_frames(input: Tensor) -> tuple[int, int]:
     return input.shape[0], input.shape[1]
 
 
+@composite
 def multi_margin_loss(
     input: Tensor,
     target: Tensor,
@@ -650,6 +669,7 @@ def multi_margin_loss(
     return reduce_loss(loss, reduction)
 
 
+@composite
 def multilabel_margin_loss(
     input: Tensor,
     target: Tensor,

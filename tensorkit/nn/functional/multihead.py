@@ -11,6 +11,7 @@ import math
 import warnings
 
 from ..._dtype import bool_, dtype
+from ..._ranges import composite
 from ...ops.creation import zeros
 from ...ops.shape import cat
 from ...tensor import Tensor
@@ -293,6 +294,7 @@ def _attend(
     return attended.reshape(rows, target, head_dim), None
 
 
+@composite
 def multi_head_attention_forward(
     query: Tensor,
     key: Tensor,

@@ -13,6 +13,7 @@ from typing import Any
 import numpy as np
 
 from ..._dtype import float32, float64
+from ..._ranges import composite
 from ...autograd.grad_mode import no_grad
 from ...ops._apply import SAVE_OUTPUT, OpDef, apply, same_real_float
 from ...tensor import Tensor
@@ -56,6 +57,7 @@ def _check_running(name: str, running: Tensor | None, channels: int) -> None:
         raise RuntimeError(f"{name} should contain {channels} elements not {running.numel()}")
 
 
+@composite
 def batch_norm(
     input: Tensor,
     running_mean: Tensor | None,
@@ -95,6 +97,7 @@ def batch_norm(
     return _affine(input, mean, (var + eps).rsqrt(), weight, bias)
 
 
+@composite
 def instance_norm(
     input: Tensor,
     running_mean: Tensor | None = None,
@@ -207,6 +210,7 @@ _LAYER_NORM = OpDef(
 )
 
 
+@composite
 def layer_norm(
     input: Tensor,
     normalized_shape: int | Sequence[int],
@@ -229,6 +233,7 @@ def layer_norm(
     return out if bias is None else out + bias
 
 
+@composite
 def group_norm(
     input: Tensor,
     num_groups: int,
@@ -256,6 +261,7 @@ def group_norm(
     return out if bias is None else out + _per_channel(bias, input.ndim)
 
 
+@composite
 def rms_norm(
     input: Tensor,
     normalized_shape: int | Sequence[int],
@@ -271,12 +277,14 @@ def rms_norm(
     return out if weight is None else out * weight
 
 
+@composite
 def normalize(input: Tensor, p: float = 2.0, dim: int = 1, eps: float = 1e-12) -> Tensor:
     """``input`` divided by its ``p``-norm along ``dim`` (at least ``eps``)."""
     norm = input.norm(p, dim, keepdim=True).clamp(min=eps)
     return input / norm.expand_as(input)
 
 
+@composite
 def local_response_norm(
     input: Tensor, size: int, alpha: float = 1e-4, beta: float = 0.75, k: float = 1.0
 ) -> Tensor:

@@ -16,6 +16,7 @@ from typing import Any
 
 from ..._backend import add_at
 from ..._backend.threads import parallel_parts, splits
+from ..._ranges import composite
 from ...ops._apply import OpDef, apply
 from ...tensor import Tensor
 from .conv import ntuple, resample
@@ -315,6 +316,7 @@ def _max_pool(
     return _max_over_windows(x, tables, return_indices, batched)
 
 
+@composite
 def max_pool1d(
     input: Tensor,
     kernel_size: Any,
@@ -330,6 +332,7 @@ def max_pool1d(
     return _max_pool(input, options, ceil_mode, return_indices, 1)
 
 
+@composite
 def max_pool2d(
     input: Tensor,
     kernel_size: Any,
@@ -369,6 +372,7 @@ def _adaptive_max_pool(
     return _max_over_windows(x, tables, return_indices, batched)
 
 
+@composite
 def adaptive_max_pool1d(
     input: Tensor, output_size: Any, return_indices: bool = False
 ) -> Tensor | tuple[Tensor, Tensor]:
@@ -376,6 +380,7 @@ def adaptive_max_pool1d(
     return _adaptive_max_pool(input, output_size, return_indices, 1)
 
 
+@composite
 def adaptive_max_pool2d(
     input: Tensor, output_size: Any, return_indices: bool = False
 ) -> Tensor | tuple[Tensor, Tensor]:
@@ -428,6 +433,7 @@ def _avg_pool(
     return _unbatch(x, batched)
 
 
+@composite
 def avg_pool1d(
     input: Tensor,
     kernel_size: Any,
@@ -441,6 +447,7 @@ def avg_pool1d(
     return _avg_pool(input, options, ceil_mode, count_include_pad, None, 1)
 
 
+@composite
 def avg_pool2d(
     input: Tensor,
     kernel_size: Any,
@@ -472,11 +479,13 @@ def _adaptive_avg_pool(input: Tensor, output_size: Any, dims: int) -> Tensor:
     return _unbatch(x, batched)
 
 
+@composite
 def adaptive_avg_pool1d(input: Tensor, output_size: Any) -> Tensor:
     """Mean over ``output_size`` near-equal bins of (N, C, L) or (C, L) ``input``."""
     return _adaptive_avg_pool(input, output_size, 1)
 
 
+@composite
 def adaptive_avg_pool2d(input: Tensor, output_size: Any) -> Tensor:
     """Mean over an ``output_size`` grid of near-equal bins of (N, C, H, W) or (C, H, W)
     ``input`` (None keeps that input size)."""
@@ -595,6 +604,7 @@ def _check_mode(input: Tensor, mode: str, align_corners: bool | None) -> None:
         )
 
 
+@composite
 def interpolate(
     input: Tensor,
     size: Any = None,
@@ -634,6 +644,7 @@ def _lp_root(out: Tensor, norm_type: float, window: int) -> Tensor:
     return (out.sign() * out.abs().relu() * window) ** (1.0 / norm_type)
 
 
+@composite
 def lp_pool1d(
     input: Tensor, norm_type: float, kernel_size: int, stride: Any = None, ceil_mode: bool = False
 ) -> Tensor:
@@ -642,6 +653,7 @@ def lp_pool1d(
     return _lp_root(out, norm_type, kernel_size)
 
 
+@composite
 def lp_pool2d(
     input: Tensor, norm_type: float, kernel_size: Any, stride: Any = None, ceil_mode: bool = False
 ) -> Tensor:

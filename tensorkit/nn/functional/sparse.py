@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from ..._dtype import int32, int64
+from ..._ranges import composite
 from ...autograd.grad_mode import no_grad
 from ...ops.binary import where
 from ...ops.creation import arange, full, zeros
@@ -29,6 +30,7 @@ def _frequency_scale(flat: Tensor, like: Tensor) -> Tensor:
     return (1.0 / counts.to(like.dtype))[inverse].unsqueeze(-1)
 
 
+@composite
 def embedding(
     input: Tensor,
     weight: Tensor,
@@ -200,6 +202,7 @@ def _bag_max(rows: Tensor, bag_of: Tensor, bags: int) -> Tensor:
     return where(first == count, 0.0, picked)
 
 
+@composite
 def embedding_bag(
     input: Tensor,
     weight: Tensor,

@@ -1,0 +1,56 @@
+"""Named ranges of code that profilers record: the user's ``record_function`` ranges and
+tensorkit's composite functions (``conv2d``, ``max_pool2d``, ``cross_entropy``, ...: one
+PyTorch op each, made here of several tensorkit ops).
+
+A composite's range is a parent of the ops it runs, as PyTorch's profiler shows
+``aten::conv2d`` above its kernels: the op table lists it with its total time, and the
+Chrome trace nests its ops under it. Kept apart from ``tensorkit.profiler`` (and light) so
+that ``tk.nn.functional`` can mark its composites without importing the profiler: with no
+profile active, a composite costs one list check per call.
+"""
+
+from __future__ import annotations
+
+import functools
+import time
+from collections.abc import Callable
+from typing import Any, TypeVar
+
+from . import _state
+
+scopes: list[str] = []  # names of the open ranges (record_function and composite), outermost first
+profilers: list[Any] = []  # profiles inside their with block (each has ``add_range``)
+
+OPTIMIZER_PREFIX = "Optimizer."  # record_function("Optimizer.step#SGD.step") as in PyTorch
+
+F = TypeVar("F", bound=Callable[..., Any])
+
+
+def phase_in_scope(phase: str) -> str:
+    """``phase``, or "optimizer" inside an ``Optimizer....`` range."""
+    if any(s.startswith(OPTIMIZER_PREFIX) for s in scopes):
+        return "optimizer"
+    return phase
+
+
+def composite(function: F) -> F:
+    """Mark ``function`` (an ``nn.functional`` function built of several ops) as one op for
+    profilers: while a profile is active, each call is a range named as the function."""
+    name = function.__name__
+
+    @functools.wraps(function)
+    def marked(*args: Any, **kwargs: Any) -> Any:
+        if not profilers:
+            return function(*args, **kwargs)
+        scopes.append(name)
+        start_ns = time.perf_counter_ns()
+        try:
+            return function(*args, **kwargs)
+        finally:
+            end_ns = time.perf_counter_ns()
+            scopes.pop()
+            phase = phase_in_scope(_state.phase)
+            for prof in profilers:
+                prof.add_range(name, start_ns, end_ns, len(scopes), phase)
+
+    return marked  # type: ignore[return-value]
