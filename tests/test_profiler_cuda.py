@@ -24,6 +24,7 @@ from test_profiler import BACKWARD, FORWARD, run_step, small_model
 
 import tensorkit as tk
 import tensorkit.profiler as profiler
+from tensorkit.profiler.report import format_time
 
 GAP_MS = 10.0  # the fake GPU clock: op i starts at GAP_MS * i ...
 STEP_MS = 0.5  # ... and takes STEP_MS * (i + 1)
@@ -453,3 +454,18 @@ def test_the_profile_views_timeline_draws_one_device(
     timeline = build_profile(cpu_only)["memory"]
     assert timeline["device"] == "cpu" and "not drawn" not in timeline["allocator"]
     del y, cpu, z
+
+
+def test_a_composite_range_has_the_gpu_time_of_its_ops(fake: StandInCupy) -> None:
+    x = cuda_leaf()
+    target = tk.tensor(np.ones(4, dtype=np.float32), device="cuda")
+    with profiler.profile() as prof:
+        tk.nn.functional.mse_loss(x, target)
+    rows = {(r.name, r.phase): r for r in prof.key_averages()}
+    loss = rows[("mse_loss", "forward")]
+    ops = [r for r in rows.values() if not r.is_range]
+    assert loss.is_range and loss.device_time_total == sum(r.device_time_total for r in ops) > 0
+    assert loss.self_device_time_total == loss.self_cuda_time_total == 0
+    table = prof.key_averages().table()
+    total_line = next(line for line in table.splitlines() if line.startswith("Self CUDA time"))
+    assert format_time(sum(r.device_time_total for r in ops)) in total_line  # not counted twice

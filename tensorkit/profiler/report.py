@@ -31,7 +31,8 @@ class EventAverage:
     composite function such as ``conv2d``) self time is its duration minus that of the ops
     and ranges directly inside it. ``device_time_total`` sums the GPU time of the
     group's ops that ran on a CUDA device (CUDA events; ``cuda_time_total`` is its older
-    PyTorch name); ranges have no GPU time of their own.
+    PyTorch name), and for a range that of the ops inside it; ranges have no GPU time of
+    their own (``self_device_time_total`` 0).
     """
 
     name: str
@@ -53,8 +54,9 @@ class EventAverage:
 
     @property
     def self_device_time_total(self) -> int:
-        """GPU time of the group's own ops (ops are recorded flat: all of it)."""
-        return self.device_time_total
+        """GPU time of the group's own ops: all of it for ops (recorded flat), none for
+        ranges."""
+        return 0 if self.is_range else self.device_time_total
 
     @property
     def device_time(self) -> float:
@@ -67,7 +69,7 @@ class EventAverage:
 
     @property
     def self_cuda_time_total(self) -> int:
-        return self.device_time_total
+        return self.self_device_time_total
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -150,10 +152,12 @@ def _add_ranges(prof: Any, groups: dict[tuple, EventAverage]) -> None:
     """Rows for the ranges: a range's total is its duration, its self time that less the ops
     and the ranges directly inside it (so self times add up to the profile's time)."""
     starts = [r.start_ns for r in prof.records]
-    cumulative = [0]
+    cumulative, cumulative_gpu = [0], [0]
     for r in prof.records:
         cumulative.append(cumulative[-1] + r.duration_ns)
+        cumulative_gpu.append(cumulative_gpu[-1] + (r.gpu_time_ns or 0))
     ranges = sorted(prof._ranges, key=lambda r: (r.start_ns, -r.end_ns))
+    gpu = []  # per range: the GPU time of the ops inside it
     own = []  # per range: its duration less the ops inside it, then less its children's
     open_ranges: list[int] = []  # indices into ranges, the innermost last
     for i, rng in enumerate(ranges):
@@ -161,12 +165,13 @@ def _add_ranges(prof: Any, groups: dict[tuple, EventAverage]) -> None:
         last = bisect.bisect_right(starts, rng.end_ns)
         outside_ops = rng.duration_ns - (cumulative[last] - cumulative[first])
         own.append(outside_ops)
+        gpu.append(cumulative_gpu[last] - cumulative_gpu[first])
         while open_ranges and ranges[open_ranges[-1]].end_ns < rng.end_ns:
             open_ranges.pop()
         if open_ranges:  # the enclosing range's own time excludes this one's
             own[open_ranges[-1]] -= outside_ops
         open_ranges.append(i)
-    for rng, self_ns in zip(ranges, own, strict=True):
+    for rng, self_ns, gpu_ns in zip(ranges, own, gpu, strict=True):
         row = groups.get((rng.name, rng.phase, ""))
         if row is None:
             row = groups[(rng.name, rng.phase, "")] = EventAverage(
@@ -175,6 +180,7 @@ def _add_ranges(prof: Any, groups: dict[tuple, EventAverage]) -> None:
         row.count += 1
         row.cpu_time_total += rng.duration_ns
         row.self_cpu_time_total += self_ns
+        row.device_time_total += gpu_ns
 
 
 def format_time(ns: float) -> str:
@@ -199,7 +205,7 @@ def format_table(rows: list[EventAverage], every: KeyAverages) -> str:
     timing mode."""
     with_memory, with_shapes, with_gpu = every.with_memory, every.with_shapes, every.with_gpu
     total_self = sum(r.self_cpu_time_total for r in every) or 1
-    total_gpu = sum(r.device_time_total for r in every)
+    total_gpu = sum(r.self_device_time_total for r in every)
     headers = ["Name", "Phase", "Self CPU %", "Self CPU", "CPU total %", "CPU total"]
     headers += ["CPU time avg"]
     if with_gpu:
@@ -222,8 +228,8 @@ def format_table(rows: list[EventAverage], every: KeyAverages) -> str:
         ]
         if with_gpu:
             cells += [
-                format_time(r.device_time_total),
-                f"{100 * r.device_time_total / (total_gpu or 1):.2f}%",
+                format_time(r.self_device_time_total),
+                f"{100 * r.self_device_time_total / (total_gpu or 1):.2f}%",
                 format_time(r.device_time_total),
                 format_time(r.device_time),
             ]
