@@ -159,6 +159,16 @@ from .ops.reduction import (
     var_mean,
 )
 from .ops.shape import *  # noqa: F403
+from .ops.special import (
+    digamma,
+    erfinv,
+    i0,
+    igamma,
+    igammac,
+    lgamma,
+    mvlgamma,
+    polygamma,
+)
 from .ops.unary import *  # noqa: F403
 from .ops.unary import abs, round  # noqa: A004
 from .random import (
@@ -202,6 +212,7 @@ _keep_large_buffers()
 _LAZY_SUBMODULES = (
     "linalg",
     "fft",
+    "special",
     "func",
     "array_api",
     "optim",

@@ -34,7 +34,36 @@ DYNAMIC = {
     "ops/unary.py": {"floor", "ceil", "trunc", "round"},
 }
 # Functions tensorkit imports from cupyx when it runs on CuPy.
-CUPYX = ("scatter_add", "empty_pinned", "scipy.special.erf", "scipy.special.erfc")
+CUPYX = (
+    "scatter_add",
+    "empty_pinned",
+    "scipy.special.erf",
+    "scipy.special.erfc",
+    "scipy.special.gammaln",
+    "scipy.special.psi",
+    "scipy.special.zeta",
+    "scipy.special.erfinv",
+    "scipy.special.i0",
+    "scipy.special.i0e",
+    "scipy.special.i1",
+    "scipy.special.i1e",
+    "scipy.special.erfcx",
+    "scipy.special.ndtr",
+    "scipy.special.ndtri",
+    "scipy.special.log_ndtr",
+    "scipy.special.entr",
+    "scipy.special.xlog1py",
+    "scipy.special.gammainc",
+    "scipy.special.gammaincc",
+    "scipy.special.j0",
+    "scipy.special.j1",
+    "scipy.special.y0",
+    "scipy.special.y1",
+    "scipy.special.k0",
+    "scipy.special.k1",
+    "scipy.special.k0e",
+    "scipy.special.k1e",
+)
 
 
 @dataclass(frozen=True)

@@ -19,6 +19,7 @@ from . import (
     matmul,
     reduction,
     shape,
+    special,
     unary,
 )
 from . import complex as complex_ops
@@ -70,6 +71,7 @@ _METHODS_BY_MODULE = {
     ),
     complex_ops: "conj angle",
     conversion: "clone contiguous type_as",
+    special: "lgamma digamma mvlgamma erfinv i0 igamma igammac",
 }
 
 # Out-of-place methods that also get an in-place form ``name_``.
@@ -87,6 +89,7 @@ _INPLACE = (
     " bitwise_left_shift bitwise_right_shift sinc logit xlogy hypot copysign heaviside gcd lcm"
     " ldexp nextafter deg2rad rad2deg"
     " renorm addr"
+    " lgamma digamma polygamma mvlgamma erfinv i0 igamma igammac"
 )
 
 _OPERATORS = {
@@ -235,6 +238,7 @@ def install_methods() -> None:
     for module, names in _METHODS_BY_MODULE.items():
         for name in names.split():
             setattr(Tensor, name, getattr(module, name))
+    Tensor.polygamma = special.polygamma_method  # torch.polygamma(n, x) but x.polygamma(n)
     for name in _INPLACE.split():
         setattr(Tensor, name + "_", make_inplace(getattr(Tensor, name), name + "_"))
     for dunder, function in _OPERATORS.items():
