@@ -71,7 +71,9 @@ def scipy_special(xp: Any, function: str) -> Any:
         import scipy.special as special
     except ImportError:
         raise ModuleNotFoundError(
-            f"{function}() needs SciPy for its CPU kernel: pip install scipy", name="scipy"
+            f"{function}() needs SciPy for its CPU kernel: pip install scipy "
+            "(or tensorkit's `special` extra)",
+            name="scipy",
         ) from None
     return special
 
