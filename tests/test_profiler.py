@@ -341,3 +341,13 @@ def test_composite_functions_cost_a_check_when_no_profile_is_active() -> None:
     out = tk.nn.functional.conv2d(x, weight)
     assert not _ranges.scopes and out.shape == (1, 1, 2, 2)
     assert tk.nn.functional.conv2d.__wrapped__.__name__ == "conv2d"  # signature kept
+
+
+def test_a_range_reports_the_memory_its_ops_allocated() -> None:
+    x = tk.randn(2, 1, 6, 6)
+    weight = tk.randn(3, 1, 3, 3)
+    with profiler.profile(record_memory=True) as p:
+        tk.nn.functional.conv2d(x, weight, padding=1)
+    row = {(r.name, r.phase): r for r in p.key_averages()}[("conv2d", "forward")]
+    assert row.cpu_memory_usage == sum(r.alloc_bytes for r in p.records) > 0
+    assert row.self_cpu_memory_usage == 0

@@ -32,7 +32,8 @@ class EventAverage:
     and ranges directly inside it. ``device_time_total`` sums the GPU time of the
     group's ops that ran on a CUDA device (CUDA events; ``cuda_time_total`` is its older
     PyTorch name), and for a range that of the ops inside it; ranges have no GPU time of
-    their own (``self_device_time_total`` 0).
+    their own (``self_device_time_total`` 0). A range's ``cpu_memory_usage`` is the bytes its
+    ops allocated, its ``self_cpu_memory_usage`` 0.
     """
 
     name: str
@@ -152,12 +153,13 @@ def _add_ranges(prof: Any, groups: dict[tuple, EventAverage]) -> None:
     """Rows for the ranges: a range's total is its duration, its self time that less the ops
     and the ranges directly inside it (so self times add up to the profile's time)."""
     starts = [r.start_ns for r in prof.records]
-    cumulative, cumulative_gpu = [0], [0]
+    cumulative, cumulative_gpu, cumulative_alloc = [0], [0], [0]
     for r in prof.records:
         cumulative.append(cumulative[-1] + r.duration_ns)
         cumulative_gpu.append(cumulative_gpu[-1] + (r.gpu_time_ns or 0))
+        cumulative_alloc.append(cumulative_alloc[-1] + (r.alloc_bytes or 0))
     ranges = sorted(prof._ranges, key=lambda r: (r.start_ns, -r.end_ns))
-    gpu = []  # per range: the GPU time of the ops inside it
+    gpu, alloc = [], []  # per range: the GPU time and the bytes allocated of the ops inside it
     own = []  # per range: its duration less the ops inside it, then less its children's
     open_ranges: list[int] = []  # indices into ranges, the innermost last
     for i, rng in enumerate(ranges):
@@ -166,12 +168,13 @@ def _add_ranges(prof: Any, groups: dict[tuple, EventAverage]) -> None:
         outside_ops = rng.duration_ns - (cumulative[last] - cumulative[first])
         own.append(outside_ops)
         gpu.append(cumulative_gpu[last] - cumulative_gpu[first])
+        alloc.append(cumulative_alloc[last] - cumulative_alloc[first])
         while open_ranges and ranges[open_ranges[-1]].end_ns < rng.end_ns:
             open_ranges.pop()
         if open_ranges:  # the enclosing range's own time excludes this one's
             own[open_ranges[-1]] -= outside_ops
         open_ranges.append(i)
-    for rng, self_ns, gpu_ns in zip(ranges, own, gpu, strict=True):
+    for rng, self_ns, gpu_ns, alloc_bytes in zip(ranges, own, gpu, alloc, strict=True):
         row = groups.get((rng.name, rng.phase, ""))
         if row is None:
             row = groups[(rng.name, rng.phase, "")] = EventAverage(
@@ -181,6 +184,7 @@ def _add_ranges(prof: Any, groups: dict[tuple, EventAverage]) -> None:
         row.cpu_time_total += rng.duration_ns
         row.self_cpu_time_total += self_ns
         row.device_time_total += gpu_ns
+        row.cpu_memory_usage += alloc_bytes  # its ops'; a range allocates nothing itself
 
 
 def format_time(ns: float) -> str:
