@@ -4,9 +4,10 @@ PyTorch op each, made here of several tensorkit ops).
 
 A composite's range is a parent of the ops it runs, as PyTorch's profiler shows
 ``aten::conv2d`` above its kernels: the op table lists it with its total time, and the
-Chrome trace nests its ops under it. Kept apart from ``tensorkit.profiler`` (and light) so
-that ``tk.nn.functional`` can mark its composites without importing the profiler: with no
-profile active, a composite costs one list check per call.
+Chrome trace nests its ops under it; a Tape's entries name the scopes they ran in. Kept
+apart from ``tensorkit.profiler`` (and light) so that ``tk.nn.functional`` can mark its
+composites without importing the profiler: with nothing observing ops, a composite costs
+one flag check per call.
 """
 
 from __future__ import annotations
@@ -35,12 +36,13 @@ def phase_in_scope(phase: str) -> str:
 
 def composite(function: F) -> F:
     """Mark ``function`` (an ``nn.functional`` function built of several ops) as one op for
-    profilers: while a profile is active, each call is a range named as the function."""
+    profilers and Tapes: while anything observes ops, its name is a scope the records of its
+    ops carry (a Tape entry's ``scopes``), and each call is a range for the active profiles."""
     name = function.__name__
 
     @functools.wraps(function)
     def marked(*args: Any, **kwargs: Any) -> Any:
-        if not profilers:
+        if not _state.observing:  # no profile, Tape or other observer: nothing to name
             return function(*args, **kwargs)
         scopes.append(name)
         start_ns = time.perf_counter_ns()

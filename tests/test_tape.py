@@ -186,3 +186,23 @@ def test_backward_steps_keep_a_description_for_replay():
     assert last["step"]["node"] == {"id": "leaf0", "name": "AccumulateGrad"}
     assert last["step"]["leaf_grad"]["values"] == [3.0, 3.0]
     json.dumps(tape.backward_steps, allow_nan=False)  # plain JSON data
+
+
+def test_entries_name_the_ranges_and_composite_functions_they_ran_in() -> None:
+    x = tk.randn(2, 1, 5, 5)
+    weight = tk.randn(2, 1, 3, 3, requires_grad=True)
+    with tk.autograd.Tape() as tape, tk.profiler.record_function("step"):
+        y = tk.nn.functional.conv2d(x, weight)
+        y.sum()
+    conv = [e for e in tape.entries if "conv2d" in e.scopes]
+    assert len(conv) >= 2 and all(e.scopes == ("step", "conv2d") for e in conv)
+    assert tape.entries[-1].scopes == ("step",) and tape.entries[-1].name == "sum"
+    assert tape.entries[0].to_dict()["scopes"] == ["step", "conv2d"]
+    from tensorkit.notebook.graph_model import build_graph
+
+    nodes = {n["id"]: n for n in build_graph(tape)["nodes"]}
+    assert nodes[f"op{conv[0].index}"]["scopes"] == ["step", "conv2d"]
+    tk.nn.functional.conv2d(x, weight)  # with nothing observing, no scope is opened
+    from tensorkit import _ranges
+
+    assert _ranges.scopes == []

@@ -22,6 +22,7 @@ from typing import Any
 
 from .. import _state
 from .._callsite import user_call_site
+from .._ranges import scopes as _scopes
 from ..tensor import Tensor
 
 __all__ = ["Tape", "TapeEntry", "TensorInfo", "module_scope", "summarize_values"]
@@ -70,6 +71,7 @@ class TapeEntry:
     start_ns: int
     end_ns: int
     records: dict = field(default_factory=dict)
+    scopes: tuple[str, ...] = ()  # record_function ranges and composite functions, outermost first
 
     @property
     def duration_ns(self) -> int:
@@ -91,6 +93,7 @@ class TapeEntry:
             "backward_of": self.backward_of,
             "duration_ns": self.duration_ns,
             "records": _jsonable(self.records),
+            "scopes": list(self.scopes),
         }
 
 
@@ -168,6 +171,7 @@ class Tape:
             start_ns=event.start_ns,
             end_ns=event.end_ns,
             records=event.records,
+            scopes=tuple(_scopes),
         )
         self.entries.append(entry)
         if event.node is not None:

@@ -181,6 +181,7 @@ def _tape_node(raw: dict, entries: dict[int, TapeEntry], metrics: dict) -> dict:
         "device": outputs[0]["device"] if outputs else None,
         "module": module,
         "call_site": raw["call_site"],
+        "scopes": raw.get("scopes") or [],
         "summary": outputs[0]["summary"] if outputs else None,
         "records": raw["records"],
         "grad_fn": raw["grad_fn"],

@@ -10,6 +10,7 @@ import {
   nodeLabel,
   nodeMeasure,
   numberText,
+  scopesText,
   shapeText,
   summaryText,
 } from "./format.js";
@@ -89,6 +90,7 @@ export function nodeDetails(node) {
     ["dtypes", (node.dtypes || []).join(", ")],
     ["device", node.device],
     ["module", node.module],
+    ["in", scopesText(node)],
     ["call site", node.call_site],
     ["values", summaryText(node.summary)],
     ...MEASURES.map((mode) => {

@@ -60,7 +60,17 @@ export function nodeShapes(node) {
 }
 
 /**
- * The hover title: id, label, shapes, value summary, call site and the measures known.
+ * The ranges an op ran in, outermost first ("train_step › conv2d"): record_function ranges
+ * and the composite functions (conv2d, cross_entropy, ...) tensorkit builds of several ops.
+ * @param {object} node
+ * @returns {string}
+ */
+export function scopesText(node) {
+  return (node.scopes || []).join(" › ");
+}
+
+/**
+ * The hover title: id, label, shapes, value summary, scopes, call site and the measures known.
  * @param {object} node
  * @returns {string}
  */
@@ -68,6 +78,7 @@ export function nodeTitle(node) {
   const lines = [`${node.id}: ${nodeLabel(node)} -> ${nodeShapes(node)}`];
   const summary = summaryText(node.summary);
   if (summary) lines.push(summary);
+  if (node.scopes && node.scopes.length) lines.push(`in ${scopesText(node)}`);
   if (node.call_site) lines.push(node.call_site);
   const measures = measuresText(node);
   if (measures) lines.push(measures);

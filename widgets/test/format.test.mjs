@@ -14,6 +14,7 @@ import {
   nodeShapes,
   nodeTitle,
   numberText,
+  scopesText,
   shapeText,
   scaleWeight,
   summaryText,
@@ -134,4 +135,18 @@ test("nodeTitle ends with the node's measures", () => {
   assert.equal(measuresText(node), "forward time 2 µs, bytes allocated 8 B, gradient norm 1.5");
   assert.equal(nodeTitle(node), `op1: mul -> 2\ncell.py:3\n${measuresText(node)}`);
   assert.equal(measuresText({ id: "x" }), "");
+});
+
+test("nodeTitle names the ranges an op ran in", () => {
+  const node = {
+    id: "op2",
+    kind: "op",
+    op: "im2col",
+    shapes: { out: [[4]] },
+    scopes: ["train_step", "conv2d"],
+    call_site: "cell.py:7",
+  };
+  assert.equal(scopesText(node), "train_step › conv2d");
+  assert.equal(nodeTitle(node), "op2: im2col -> 4\nin train_step › conv2d\ncell.py:7");
+  assert.equal(scopesText({ id: "t1" }), "");
 });

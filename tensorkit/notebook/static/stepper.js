@@ -1,4 +1,4 @@
-/* tensorkit widgets bundle: esbuild 0.28.2, widgets/src sha256=08a35b08743295cc12b382a90664f665da2abd805744721a73a126595f78fbc6 */
+/* tensorkit widgets bundle: esbuild 0.28.2, widgets/src sha256=d2910745c7d49bd34baed7c6467707c22cc011d64a624ea87b70d156273a04b4 */
 
 // widgets/src/format.js
 function shapeText(shape) {
@@ -26,10 +26,14 @@ function nodeShapes(node) {
   const out = node.shapes && node.shapes.out || [];
   return out.map(shapeText).join(", ");
 }
+function scopesText(node) {
+  return (node.scopes || []).join(" \u203A ");
+}
 function nodeTitle(node) {
   const lines = [`${node.id}: ${nodeLabel(node)} -> ${nodeShapes(node)}`];
   const summary = summaryText(node.summary);
   if (summary) lines.push(summary);
+  if (node.scopes && node.scopes.length) lines.push(`in ${scopesText(node)}`);
   if (node.call_site) lines.push(node.call_site);
   const measures = measuresText(node);
   if (measures) lines.push(measures);
