@@ -201,3 +201,36 @@ def _widen_category(result: dtype, lower_tier: dtype) -> dtype:
     if category(lower_tier) == COMPLEX and category(result) == FLOATING:
         return result.to_complex()
     return lower_tier
+
+
+# PyTorch's ScalarType names (by NumPy dtype name), which its dtype errors quote.
+SCALAR_TYPE_NAMES = {
+    "bool": "Bool",
+    "uint8": "Byte",
+    "int8": "Char",
+    "int16": "Short",
+    "int32": "Int",
+    "int64": "Long",
+    "float16": "Half",
+    "float32": "Float",
+    "float64": "Double",
+    "complex64": "ComplexFloat",
+    "complex128": "ComplexDouble",
+}
+
+
+def no_kernel(kernel: str, np_dtype: np.dtype) -> NotImplementedError:
+    """PyTorch's error for a kernel with no version for ``np_dtype`` (to raise), e.g.
+    ``"elu_cpu" not implemented for 'ComplexFloat'``."""
+    name = SCALAR_TYPE_NAMES.get(np.dtype(np_dtype).name, str(np_dtype))
+    return NotImplementedError(f"\"{kernel}\" not implemented for '{name}'")
+
+
+def reject_complex(np_dtype: np.dtype, kernel: str) -> None:
+    """Raise PyTorch's error for ``kernel`` if ``np_dtype`` is complex (it has no complex
+    version in PyTorch, and NumPy's answer would be silently meaningless)."""
+    if np_dtype.kind == "c":
+        raise no_kernel(kernel, np_dtype)
+
+
+CLAMP_COMPLEX = "clamp is not supported for complex types"

@@ -13,9 +13,8 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-from ._dtype import dtype, float16, get_default_dtype
+from ._dtype import SCALAR_TYPE_NAMES, dtype, float16, get_default_dtype
 from .array_api import fft as _xfft
-from .ops.shape import _SCALAR_NAMES
 from .tensor import Tensor, normalize_dim
 
 __all__ = [
@@ -70,7 +69,7 @@ def _promote(x: Tensor, require_complex: bool = False) -> Tensor:
 
 def _require_real(x: Tensor, message: str) -> None:
     if x.is_complex():
-        raise RuntimeError(f"{message}{_SCALAR_NAMES[x.dtype.name]}")
+        raise RuntimeError(f"{message}{SCALAR_TYPE_NAMES[x.dtype.name]}")
 
 
 def _check_points(n: int) -> int:

@@ -189,12 +189,12 @@ class Tensor:
 
     def type(self, dtype: Any = None, non_blocking: bool = False, **kwargs: Any) -> Any:
         """The legacy type name (``'tensorkit.FloatTensor'``) or a cast to ``dtype``."""
-        from .ops.shape import _SCALAR_NAMES
+        from ._dtype import SCALAR_TYPE_NAMES
 
-        names = {f"{scalar}Tensor": name for name, scalar in _SCALAR_NAMES.items()}
+        names = {f"{scalar}Tensor": name for name, scalar in SCALAR_TYPE_NAMES.items()}
         if dtype is None:
             prefix = "tensorkit." if self._device.type == "cpu" else "tensorkit.cuda."
-            return f"{prefix}{_SCALAR_NAMES[self.dtype.name]}Tensor"
+            return f"{prefix}{SCALAR_TYPE_NAMES[self.dtype.name]}Tensor"
         if isinstance(dtype, str):
             module, _, scalar = dtype.rpartition(".")
             if scalar not in names or module.split(".")[-1] == "cuda":

@@ -1707,6 +1707,125 @@ METHODS = [
 ]
 
 
+def _c4(m: Any) -> Any:
+    """A complex (1, 2, 4, 4) tensor: one image of two channels."""
+    return m.ones(1, 2, 4, 4, dtype=m.complex64) * (1 + 1j)
+
+
+def _no_complex_kernel(
+    name: str, call: Callable[[Any], Any], kernel: str, scalar: str = "ComplexFloat"
+) -> Misuse:
+    return Misuse(
+        f"{name}-complex",
+        call,
+        NotImplementedError,
+        rf"\"{kernel}\" not implemented for '{scalar}'",
+    )
+
+
+def _functional(name: str, *args: Any, **kwargs: Any) -> Callable[[Any], Any]:
+    """``m.nn.functional.<name>(a complex image, *args, **kwargs)``."""
+    return lambda m: getattr(m.nn.functional, name)(_c4(m), *args, **kwargs)
+
+
+# Ops and functions PyTorch has no complex kernel for (NumPy would order complex numbers
+# lexicographically, or compute something meaningless).
+NO_COMPLEX = [
+    *(
+        _no_complex_kernel(name, lambda m, name=name: getattr(m, name)(_c(m), 0), f"{name}_cpu")
+        for name in ("lt", "le", "gt", "ge")
+    ),
+    _no_complex_kernel("gt-operator", lambda m: m.ones(2) > _c(m), "gt_cpu"),
+    _no_complex_kernel(
+        "lt-double", lambda m: _c(m).to(m.complex128) < 1, "lt_cpu", "ComplexDouble"
+    ),
+    *(
+        Misuse(
+            f"{name}-complex",
+            call,
+            NotImplementedError,
+            r"^clamp is not supported for complex types$",
+        )
+        for name, call in (
+            ("clamp", lambda m: m.clamp(_c(m), 0, 1)),
+            ("clamp_min", lambda m: m.clamp_min(_c(m), 0)),
+            ("relu", lambda m: m.relu(_c(m))),
+            ("hardtanh", _functional("hardtanh")),
+            ("relu6", _functional("relu6")),
+        )
+    ),
+    _no_complex_kernel("softmax", lambda m: m.softmax(_c(m), 0), "softmax_lastdim_kernel_impl"),
+    *(
+        _no_complex_kernel(f"F.{name}", _functional(name, *args), kernel)
+        for name, args, kernel in (
+            ("elu", (), "elu_cpu"),
+            ("selu", (), "elu_cpu"),
+            ("celu", (), "elu_cpu"),
+            ("gelu", (), "GeluKernelImpl"),
+            ("glu", (), "glu_cpu"),
+            ("leaky_relu", (), "leaky_relu_cpu"),
+            ("rrelu", (), "leaky_relu_cpu"),
+            ("threshold", (0.0, 0.0), "threshold_cpu"),
+            ("logsigmoid", (), "log_sigmoid_cpu"),
+            ("hardshrink", (), "hardshrink_cpu"),
+            ("softshrink", (), "softshrink_check"),
+            ("softplus", (), "softplus_cpu"),
+            ("hardsigmoid", (), "hardsigmoid_cpu"),
+            ("hardswish", (), "hardswish_cpu"),
+            ("mish", (), "mish_cpu"),
+            ("softmax", (-1,), "softmax_lastdim_kernel_impl"),
+            ("softmin", (-1,), "softmax_lastdim_kernel_impl"),
+            ("log_softmax", (-1,), "log_softmax_lastdim_kernel_impl"),
+            ("layer_norm", ((4,),), "LayerNormKernelImpl"),
+            ("group_norm", (1,), "GroupNormKernelImpl"),
+            ("instance_norm", (), "batch_norm"),
+            ("local_response_norm", (2,), "avg_pool3d_out_frame"),
+            ("max_pool2d", (2,), "max_pool2d"),
+            ("adaptive_max_pool2d", (2,), "adaptive_max_pool2d"),
+            ("dropout", (), "bernoulli_scalar_cpu_"),
+            ("dropout2d", (), "bernoulli_scalar_cpu_"),
+        )
+    ),
+    _no_complex_kernel(
+        "F.batch_norm", _functional("batch_norm", None, None, training=True), "batch_norm"
+    ),
+    _no_complex_kernel(
+        "F.max_pool1d",
+        lambda m: m.nn.functional.max_pool1d(_c4(m)[0], 2),
+        "max_pool1d_impl",
+    ),
+    _no_complex_kernel(
+        "F.prelu",
+        lambda m: m.nn.functional.prelu(_c4(m), m.ones(1, dtype=m.complex64)),
+        "prelu_cpu",
+    ),
+    *(
+        _no_complex_kernel(
+            f"F.{name}", lambda m, name=name: getattr(m.nn.functional, name)(_c4(m), _c4(m)), kernel
+        )
+        for name, kernel in (
+            ("mse_loss", "mse_cpu"),
+            ("huber_loss", "huber_cpu"),
+            ("smooth_l1_loss", "smooth_l1_cpu"),
+        )
+    ),
+    Misuse(
+        "F.cosine_similarity-complex",
+        lambda m: m.nn.functional.cosine_similarity(_c4(m), _c4(m)),
+        RuntimeError,
+        r"expected common dtype to be floating point, yet common dtype is ComplexFloat",
+    ),
+    Misuse(
+        "F.cosine_similarity-long",
+        lambda m: m.nn.functional.cosine_similarity(
+            m.ones(1, 2, dtype=m.int64), m.ones(1, 2, dtype=m.int64)
+        ),
+        RuntimeError,
+        r"expected common dtype to be floating point, yet common dtype is Long",
+    ),
+]
+
+
 MISUSES = [
     *BINARY,
     *UNARY,
@@ -1717,6 +1836,7 @@ MISUSES = [
     *COMPLEX,
     *DTYPES,
     *METHODS,
+    *NO_COMPLEX,
 ]
 assert len({m.name for m in MISUSES}) == len(MISUSES), "misuse names must be unique"
 

@@ -7,9 +7,11 @@ return broadcast-shaped gradients: the engine sums them back to each input's sha
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
 from numbers import Integral
 from typing import Any
 
+from .._dtype import CLAMP_COMPLEX, no_kernel
 from ..tensor import Tensor, wrap
 from ._apply import COMMON, FLOAT, SAVE_BOTH, SAVE_INPUTS, OpDef, apply, same_real_float
 from .complex import conj
@@ -174,7 +176,7 @@ def _check_division(xp: Any, a: Any, b: Any, name: str) -> None:
     kind = dtype.kind
     _reject_bool(kind, name)
     if kind == "c":
-        _reject_complex(dtype, _KERNEL_NAMES.get(name, name))
+        raise no_kernel(_KERNEL_NAMES.get(name, name), dtype)
     if kind in "iu" and bool(xp.any(xp.asarray(b) == 0)):
         raise RuntimeError(f"ZeroDivisionError: integer division by zero in {name}")
 
@@ -191,13 +193,6 @@ _KERNEL_NAMES = {
     "remainder": "remainder_cpu",
     "fmod": "fmod_cpu",
 }
-
-
-def _reject_complex(dtype: Any, kernel: str) -> None:
-    """PyTorch's error for a kernel with no complex version (``dtype`` a NumPy dtype)."""
-    from .shape import _SCALAR_NAMES
-
-    raise NotImplementedError(f"\"{kernel}\" not implemented for '{_SCALAR_NAMES[dtype.name]}'")
 
 
 def _reject_bool(kind: str, name: str) -> None:
@@ -282,13 +277,14 @@ def _pow_base_grad(g: Tensor, a: Tensor, b: Any) -> Tensor:
 
 
 def _pow_exponent_grad(g: Tensor, a: Any, b: Tensor, out: Tensor) -> Tensor:
-    """d(a**b)/db = a**b * log(a), and 0 where a == 0 and b >= 0."""
+    """d(a**b)/db = a**b * log(a), and 0 where a == 0 and b >= 0 (b's real part, as PyTorch
+    takes it, for a complex b)."""
     from .creation import tensor
     from .unary import log
 
     if not isinstance(a, Tensor):
         a = tensor(a, dtype=out.dtype, device=out.device)
-    zero_base = (a == 0) & (b >= 0)
+    zero_base = (a == 0) & ((b.real if b.is_complex() else b) >= 0)
     return where(zero_base, 0.0, g * _conj(out * log(where(zero_base, 1.0, a))))
 
 
@@ -453,9 +449,17 @@ _FMIN = OpDef(
     promote=COMMON,
     saves=SAVE_INPUTS,
 )
+
+
+def _clamp_forward(xp: Any, x: Any, low: Any, high: Any) -> Any:
+    if x.dtype.kind == "c":
+        raise NotImplementedError(CLAMP_COMPLEX)
+    return xp.clip(x, low, high)
+
+
 _CLAMP = OpDef(
     "clamp",
-    lambda xp, x, low, high: xp.clip(x, low, high),
+    _clamp_forward,
     _clamp_rule,
     promote=COMMON,
     saves=SAVE_INPUTS,
@@ -478,7 +482,7 @@ _LERP = OpDef(
 def _trunc_divide(xp: Any, a: Any, b: Any) -> Any:
     """Division rounded toward zero (floor division, moved up by one where they differ)."""
     if a.dtype.kind == "c":
-        _reject_complex(a.dtype, "div_trunc_cpu")
+        raise no_kernel("div_trunc_cpu", a.dtype)
     if a.dtype.kind not in "iu":
         return xp.trunc(a / b)
     _check_division(xp, a, b, "div")
@@ -490,12 +494,24 @@ def _comparison(name: str, forward: Any) -> OpDef:
     return OpDef(name, forward, None, promote=COMMON)
 
 
+def _ordered(name: str, compare: Callable) -> Callable:
+    """The forward of an order comparison: PyTorch has none for complex numbers (NumPy
+    orders them lexicographically)."""
+
+    def forward(xp: Any, a: Any, b: Any) -> Any:
+        if _array_dtype(a, b).kind == "c" or type(a) is complex or type(b) is complex:
+            raise no_kernel(f"{name}_cpu", xp.result_type(a, b))
+        return compare(a, b)
+
+    return forward
+
+
 _EQ = _comparison("eq", lambda xp, a, b: a == b)
 _NE = _comparison("ne", lambda xp, a, b: a != b)
-_LT = _comparison("lt", lambda xp, a, b: a < b)
-_LE = _comparison("le", lambda xp, a, b: a <= b)
-_GT = _comparison("gt", lambda xp, a, b: a > b)
-_GE = _comparison("ge", lambda xp, a, b: a >= b)
+_LT = _comparison("lt", _ordered("lt", lambda a, b: a < b))
+_LE = _comparison("le", _ordered("le", lambda a, b: a <= b))
+_GT = _comparison("gt", _ordered("gt", lambda a, b: a > b))
+_GE = _comparison("ge", _ordered("ge", lambda a, b: a >= b))
 _ISCLOSE = OpDef(
     "isclose",
     lambda xp, a, b, rtol, atol, equal_nan: xp.isclose(
@@ -740,10 +756,8 @@ def lerp(input: Tensor, end: Tensor, weight: Any) -> Tensor:
     """``input + weight * (end - input)``."""
     dtype = input._data.dtype
     if dtype.kind not in "fc":
-        from .shape import _SCALAR_NAMES
-
         kernel = "lerp_kernel_tensor" if isinstance(weight, Tensor) else "lerp_kernel_scalar"
-        raise NotImplementedError(f"\"{kernel}\" not implemented for '{_SCALAR_NAMES[dtype.name]}'")
+        raise no_kernel(kernel, dtype)
     for name, operand in (("end", end), ("weight", weight)):
         if isinstance(operand, Tensor) and operand._data.dtype != dtype:
             raise RuntimeError(
@@ -873,11 +887,7 @@ def _kernel_for(name: str, kinds: str, forward: Any) -> Any:
     def checked(xp: Any, a: Any, b: Any) -> Any:
         dtype = xp.result_type(a, b)
         if dtype.kind not in kinds:
-            from .shape import _SCALAR_NAMES
-
-            raise NotImplementedError(
-                f"\"{name}_cpu\" not implemented for '{_SCALAR_NAMES[dtype.name]}'"
-            )
+            raise no_kernel(f"{name}_cpu", dtype)
         return forward(xp, a, b)
 
     return checked

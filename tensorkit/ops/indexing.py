@@ -13,7 +13,7 @@ from typing import Any
 import numpy as np
 
 from .._backend import add_at, to_device_array
-from .._dtype import int64
+from .._dtype import int64, no_kernel
 from ..tensor import Tensor, normalize_dim, wrap
 from ._apply import COMMON, SAVE_BOTH, OpDef, apply
 from .reduction import values_indices
@@ -310,10 +310,10 @@ def setitem(tensor: Tensor, index: Any, value: Any) -> None:
 
 def _check_expand(value: Tensor, shape: tuple) -> None:
     """PyTorch's errors when ``value`` does not expand to the ``shape`` it is written to."""
-    from .shape import _SCALAR_NAMES
+    from .._dtype import SCALAR_TYPE_NAMES
 
     if value.ndim > len(shape):
-        name = _SCALAR_NAMES[value._data.dtype.name]
+        name = SCALAR_TYPE_NAMES[value._data.dtype.name]
         raise RuntimeError(
             f"expand(torch.{name}Tensor{{{list(value.shape)}}}, size={list(shape)}): the number "
             f"of sizes provided ({len(shape)}) must be greater or equal to the number of "
@@ -332,14 +332,14 @@ def _check_expand(value: Tensor, shape: tuple) -> None:
 def _check_index_put_dtype(tensor: Tensor, index: tuple, value: Tensor) -> None:
     """PyTorch's index_put needs the value's dtype to be the tensor's, except for a 0-d value
     written through a bool mask (a masked fill, which casts)."""
-    from .shape import _SCALAR_NAMES
+    from .._dtype import SCALAR_TYPE_NAMES
 
     if value.ndim == 0 and any(getattr(i, "dtype", None) == "bool" for i in index):
         return
     raise RuntimeError(
         f"Index put requires the source and destination dtypes match, got "
-        f"{_SCALAR_NAMES[tensor._data.dtype.name]} for the destination and "
-        f"{_SCALAR_NAMES[value._data.dtype.name]} for the source."
+        f"{SCALAR_TYPE_NAMES[tensor._data.dtype.name]} for the destination and "
+        f"{SCALAR_TYPE_NAMES[value._data.dtype.name]} for the source."
     )
 
 
@@ -685,11 +685,11 @@ def index_add(input: Tensor, dim: int, index: Tensor, source: Tensor, *, alpha: 
 
 def _check_long_index(name: str, index: Tensor, error: type[Exception], message: str) -> None:
     """index_copy, index_fill and take want int64 indices (PyTorch's ``long``)."""
-    from .shape import _SCALAR_NAMES
+    from .._dtype import SCALAR_TYPE_NAMES
 
     if not isinstance(index, Tensor) or index._data.dtype != np.int64:
         dtype = index.dtype.name if isinstance(index, Tensor) else type(index).__name__
-        raise error(message.format(name=name, dtype=_SCALAR_NAMES.get(dtype, dtype)))
+        raise error(message.format(name=name, dtype=SCALAR_TYPE_NAMES.get(dtype, dtype)))
 
 
 def index_copy(input: Tensor, dim: int, index: Tensor, source: Tensor) -> Tensor:
@@ -891,10 +891,7 @@ def kthvalue(input: Tensor, k: int, dim: int = -1, keepdim: bool = False) -> Any
     """The ``k``-th smallest value (1-based) along ``dim`` and its index."""
     kind = input._data.dtype.kind
     if kind in "bc":
-        from .shape import _SCALAR_NAMES
-
-        name = _SCALAR_NAMES[input._data.dtype.name]
-        raise NotImplementedError(f"\"kthvalue_cpu\" not implemented for '{name}'")
+        raise no_kernel("kthvalue_cpu", input._data.dtype)
     d = normalize_dim(dim, max(input.ndim, 1))
     size = input.shape[d] if input.ndim else 1
     if size == 0:
@@ -1100,7 +1097,7 @@ def index_put(
 def put(input: Tensor, index: Tensor, source: Tensor, accumulate: bool = False) -> Tensor:
     """A copy of ``input`` with ``source`` written (or added) at the flat positions ``index``
     (negative counts from the end)."""
-    from .shape import _SCALAR_NAMES
+    from .._dtype import SCALAR_TYPE_NAMES
 
     _check_long_index(
         "put_", index, RuntimeError, "{name}(): Expected a long tensor for index, but got {dtype}"
@@ -1113,8 +1110,8 @@ def put(input: Tensor, index: Tensor, source: Tensor, accumulate: bool = False) 
     if source._data.dtype != input._data.dtype:
         raise RuntimeError(
             f"put_(): self and source expected to have the same dtype, but got self.dtype = "
-            f"{_SCALAR_NAMES[input._data.dtype.name]} and source.dtype = "
-            f"{_SCALAR_NAMES[source._data.dtype.name]}"
+            f"{SCALAR_TYPE_NAMES[input._data.dtype.name]} and source.dtype = "
+            f"{SCALAR_TYPE_NAMES[source._data.dtype.name]}"
         )
     n = input.numel()
     if index.numel():

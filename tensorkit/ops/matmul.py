@@ -48,10 +48,10 @@ _MATMUL = OpDef(
 def _dtype_error(a: Tensor, b: Tensor, kind: str) -> RuntimeError:
     """PyTorch's error for operands of two dtypes, in the words of the kernel ``kind`` (the
     matrix product "mm", batched "bmm", "dot", matrix-vector "mv" or "tensordot") reached."""
+    from .._dtype import SCALAR_TYPE_NAMES
     from .binary import _c_name
-    from .shape import _SCALAR_NAMES
 
-    first, second = _SCALAR_NAMES[a._data.dtype.name], _SCALAR_NAMES[b._data.dtype.name]
+    first, second = SCALAR_TYPE_NAMES[a._data.dtype.name], SCALAR_TYPE_NAMES[b._data.dtype.name]
     if kind == "mm":
         return RuntimeError(
             f"expected m1 and m2 to have the same dtype, but got: {_c_name(a)} != {_c_name(b)}"

@@ -13,7 +13,7 @@ from typing import Any
 import numpy as np
 
 from .._backend import add_at
-from .._dtype import bool_, int64
+from .._dtype import bool_, int64, no_kernel
 from ..tensor import Tensor, normalize_dim, wrap
 from ._apply import FLOAT, SAVE_BOTH, SAVE_INPUTS, OpDef, apply
 from .binary import maximum, minimum, where
@@ -277,17 +277,10 @@ def _extreme(
     """amax/amin over ``dim``; ``kernel`` names PyTorch's for the complex error (its
     "max_values_cpu" unless max()/min() over everything, "max_all")."""
     if input._data.dtype.kind == "c":
-        _reject_complex(input, kernel or f"{op.name[1:]}_values_cpu")
+        raise no_kernel(kernel or f"{op.name[1:]}_values_cpu", input._data.dtype)
     dims = reduce_dims(dim, input.ndim)
     _check_nonempty(op.name, tuple(input.shape), dims, RuntimeError)
     return apply(op, input, axis=_axis(dims), keepdims=keepdim)
-
-
-def _reject_complex(input: Tensor, kernel: str) -> None:
-    from .shape import _SCALAR_NAMES
-
-    name = _SCALAR_NAMES[input._data.dtype.name]
-    raise NotImplementedError(f"\"{kernel}\" not implemented for '{name}'")
 
 
 def amax(input: Tensor, dim: Any = (), keepdim: bool = False) -> Tensor:
@@ -371,7 +364,7 @@ def min(input: Tensor, dim: Any = None, keepdim: bool = False) -> Any:  # noqa: 
 
 def aminmax(input: Tensor, *, dim: int | None = None, keepdim: bool = False) -> Any:
     if input._data.dtype.kind == "c":
-        _reject_complex(input, "aminmax_cpu")
+        raise no_kernel("aminmax_cpu", input._data.dtype)
     reduced = () if dim is None else dim
     return min_max(amin(input, reduced, keepdim), amax(input, reduced, keepdim))
 
@@ -1058,10 +1051,7 @@ def histc(input: Tensor, bins: int = 100, min: Any = 0, max: Any = 0) -> Tensor:
     """Counts of ``input`` in ``bins`` equal bins over [min, max] (the data's range if equal);
     values outside are ignored. Not differentiable."""
     if not input.is_floating_point():
-        from .shape import _SCALAR_NAMES
-
-        name = _SCALAR_NAMES[input._data.dtype.name]
-        raise NotImplementedError(f"\"histogram_cpu\" not implemented for '{name}'")
+        raise no_kernel("histogram_cpu", input._data.dtype)
     if bins <= 0:
         raise RuntimeError(f"torch.histogram(): bins must be > 0, but got {bins} for dimension 0")
     xp = input.device.xp
@@ -1085,10 +1075,7 @@ def bincount(input: Tensor, weights: Tensor | None = None, minlength: int = 0) -
     if minlength < 0:
         raise RuntimeError("minlength should be >= 0")
     if input.is_floating_point() or input.is_complex() or input.dtype == bool_:
-        from .shape import _SCALAR_NAMES
-
-        name = _SCALAR_NAMES[input._data.dtype.name]
-        raise NotImplementedError(f"\"bincount_cpu\" not implemented for '{name}'")
+        raise no_kernel("bincount_cpu", input._data.dtype)
     xp = input.device.xp
     x = input._data
     if x.ndim != 1 or (x.size and int(x.min()) < 0):

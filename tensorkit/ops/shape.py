@@ -149,19 +149,6 @@ def view(input: Tensor, *shape: Any) -> Tensor:
 
 
 # PyTorch's names of scalar types, for view(dtype)'s error messages.
-_SCALAR_NAMES = {
-    "bool": "Bool",
-    "uint8": "Byte",
-    "int8": "Char",
-    "int16": "Short",
-    "int32": "Int",
-    "int64": "Long",
-    "float16": "Half",
-    "float32": "Float",
-    "float64": "Double",
-    "complex64": "ComplexFloat",
-    "complex128": "ComplexDouble",
-}
 
 
 def _view_dtype_forward(xp: Any, x: Any, dtype: _dtype.dtype) -> Any:
@@ -177,7 +164,7 @@ def _view_dtype(input: Tensor, dtype: _dtype.dtype) -> Tensor:
     dimension shrinks or grows by the ratio of the sizes."""
     old, new = input.dtype, dtype
     if old.itemsize != new.itemsize:
-        names = f"{_SCALAR_NAMES[old.name]} as {_SCALAR_NAMES[new.name]}"
+        names = f"{_dtype.SCALAR_TYPE_NAMES[old.name]} as {_dtype.SCALAR_TYPE_NAMES[new.name]}"
         what = f"to view {names} (different element sizes)"
         if input.ndim == 0:
             raise RuntimeError(f"self.dim() cannot be 0 {what}")
@@ -716,8 +703,7 @@ def _repeat_indices(counts: Tensor) -> Tensor:
     if counts.ndim != 1:
         raise RuntimeError("repeat_interleave only accept 1D vector as repeat")
     if counts._data.dtype.kind not in "iu":
-        name = _SCALAR_NAMES[counts._data.dtype.name]
-        raise NotImplementedError(f"\"repeat_interleave_cpu\" not implemented for '{name}'")
+        raise _dtype.no_kernel("repeat_interleave_cpu", counts._data.dtype)
     if bool((counts < 0).any()):
         raise RuntimeError("repeats can not be negative")
     indices = arange(counts.shape[0], dtype=counts.dtype, device=counts.device)

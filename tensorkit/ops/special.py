@@ -17,10 +17,10 @@ import operator
 from collections.abc import Callable
 from typing import Any
 
+from .._dtype import no_kernel
 from ..tensor import Tensor
 from ._apply import COMMON, FLOAT, SAVE_BOTH, SAVE_INPUTS, SAVE_NONE, SAVE_OUTPUT, OpDef, apply
 from .binary import eq, le, where
-from .shape import _SCALAR_NAMES
 from .unary import exp, log, sign
 
 __all__ = [
@@ -82,8 +82,7 @@ def _refuse(kernel: str, x: Any, half: bool) -> None:
     """PyTorch has no kernel ``kernel`` for complex (or, unless ``half``, float16) inputs."""
     kind = x.dtype.kind
     if kind == "c" or (not half and x.dtype == "float16") or kind in "biu":
-        name = _SCALAR_NAMES[str(x.dtype)]
-        raise NotImplementedError(f"\"{kernel}\" not implemented for '{name}'")
+        raise no_kernel(kernel, x.dtype)
 
 
 def _widened(x: Any) -> Any:

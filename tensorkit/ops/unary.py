@@ -11,6 +11,7 @@ from collections.abc import Callable
 from typing import Any
 
 from .._backend.threads import MIN_ELEMENTS, parallel_parts
+from .._dtype import CLAMP_COMPLEX, no_kernel
 from ..tensor import Tensor
 from ._apply import (
     FLOAT,
@@ -150,6 +151,8 @@ def _square(xp: Any, x: Any) -> Any:
 def _relu(xp: Any, x: Any) -> Any:
     if x.dtype.kind == "b":
         raise RuntimeError("Boolean inputs not supported for relu")
+    if x.dtype.kind == "c":
+        raise NotImplementedError(CLAMP_COMPLEX)
     if x.size < MIN_ELEMENTS or x.ndim == 0:
         return xp.maximum(x, 0).astype(x.dtype, copy=False)
     out = xp.empty(x.shape, x.dtype)
@@ -166,7 +169,7 @@ def _positive(xp: Any, x: Any) -> Any:
 def _refuse(name: str, x: Any, kinds: str) -> None:
     """PyTorch has no kernel of ``name`` for these dtype kinds."""
     if x.dtype.kind in kinds:
-        raise NotImplementedError(f"\"{name}\" not implemented for '{x.dtype}'")
+        raise no_kernel(name, x.dtype)
 
 
 def _rounding(name: str) -> Callable:

@@ -13,7 +13,7 @@ import warnings
 from typing import Any
 
 from ..._backend.threads import parallel_parts
-from ..._dtype import float32, float64
+from ..._dtype import CLAMP_COMPLEX, float32, float64, reject_complex
 from ...ops import unary
 from ...ops._apply import SAVE_OUTPUT, OpDef, apply, same_real_float
 from ...ops.binary import where
@@ -58,6 +58,7 @@ _SELU_SCALE = 1.0507009873554804934193349852946
 
 def threshold(input: Tensor, threshold: float, value: float, inplace: bool = False) -> Tensor:
     """``input`` where it is greater than ``threshold``, else ``value``."""
+    reject_complex(input._data.dtype, "threshold_cpu")
     return maybe_inplace(input, inplace, "threshold_", lambda x: where(x > threshold, x, value))
 
 
@@ -74,6 +75,8 @@ def hardtanh(
     input: Tensor, min_val: float = -1.0, max_val: float = 1.0, inplace: bool = False
 ) -> Tensor:
     """``input`` clamped to [min_val, max_val]."""
+    if input._data.dtype.kind == "c":
+        raise NotImplementedError(CLAMP_COMPLEX)
     return maybe_inplace(input, inplace, "hardtanh_", lambda x: _hardtanh(x, min_val, max_val))
 
 
@@ -88,18 +91,22 @@ def _elu(x: Tensor, alpha: float, scale: float = 1.0, input_scale: float = 1.0) 
 
 def elu(input: Tensor, alpha: float = 1.0, inplace: bool = False) -> Tensor:
     """``input`` for positive values, ``alpha * (exp(input) - 1)`` otherwise."""
+    reject_complex(input._data.dtype, "elu_cpu")
     return maybe_inplace(input, inplace, "elu_", lambda x: _elu(x, alpha))
 
 
 def selu(input: Tensor, inplace: bool = False) -> Tensor:
+    reject_complex(input._data.dtype, "elu_cpu")
     return maybe_inplace(input, inplace, "selu_", lambda x: _elu(x, _SELU_ALPHA, _SELU_SCALE))
 
 
 def celu(input: Tensor, alpha: float = 1.0, inplace: bool = False) -> Tensor:
+    reject_complex(input._data.dtype, "elu_cpu")
     return maybe_inplace(input, inplace, "celu_", lambda x: _elu(x, alpha, 1.0, 1.0 / alpha))
 
 
 def leaky_relu(input: Tensor, negative_slope: float = 0.01, inplace: bool = False) -> Tensor:
+    reject_complex(input._data.dtype, "leaky_relu_cpu")
     return maybe_inplace(
         input, inplace, "leaky_relu_", lambda x: where(x > 0, x, x * negative_slope)
     )
@@ -114,6 +121,7 @@ def rrelu(
 ) -> Tensor:
     """Leaky ReLU whose negative slope is drawn from U(lower, upper) per element in training,
     and is ``(lower + upper) / 2`` otherwise."""
+    reject_complex(input._data.dtype, "leaky_relu_cpu")
     if lower > upper:
         raise RuntimeError("Lower bound should be less than or equal to the upper bound")
     if not training:
@@ -128,6 +136,7 @@ def rrelu(
 
 def prelu(input: Tensor, weight: Tensor) -> Tensor:
     """Leaky ReLU with a learned slope per channel (dim 1), or one shared slope."""
+    reject_complex(input._data.dtype, "prelu_cpu")
     channels = input.shape[1] if input.ndim >= 2 else 1
     count = weight.numel()
     if count != 1 and count != channels:
@@ -144,6 +153,7 @@ def prelu(input: Tensor, weight: Tensor) -> Tensor:
 
 def glu(input: Tensor, dim: int = -1) -> Tensor:
     """Gated linear unit: the first half of ``dim`` times the sigmoid of the second half."""
+    reject_complex(input._data.dtype, "glu_cpu")
     if input.ndim == 0:
         raise RuntimeError("glu does not support scalars because halving size must be even")
     size = input.shape[dim]
@@ -157,6 +167,7 @@ def glu(input: Tensor, dim: int = -1) -> Tensor:
 
 def gelu(input: Tensor, approximate: str = "none") -> Tensor:
     """Gaussian error linear unit; ``approximate='tanh'`` uses the tanh approximation."""
+    reject_complex(input._data.dtype, "GeluKernelImpl")
     if approximate == "none":
         return 0.5 * input * (1 + (input * (1 / math.sqrt(2))).erf())
     if approximate == "tanh":
@@ -168,16 +179,19 @@ def gelu(input: Tensor, approximate: str = "none") -> Tensor:
 def logsigmoid(input: Tensor) -> Tensor:
     """``log(sigmoid(input))`` without overflow: ``x - log1p(exp(x))`` for x <= 0 and
     ``-log1p(exp(-x))`` for x > 0."""
+    reject_complex(input._data.dtype, "log_sigmoid_cpu")
     positive = input > 0
     negative_abs = where(positive, -input, input)
     return where(positive, 0.0, input) - negative_abs.exp().log1p()
 
 
 def hardshrink(input: Tensor, lambd: float = 0.5) -> Tensor:
+    reject_complex(input._data.dtype, "hardshrink_cpu")
     return where((input > lambd) | (input < -lambd), input, 0.0)
 
 
 def softshrink(input: Tensor, lambd: float = 0.5) -> Tensor:
+    reject_complex(input._data.dtype, "softshrink_check")
     if lambd < 0:
         raise RuntimeError(f"lambda must be greater or equal to 0, but found to be {lambd}.")
     return where(input > lambd, input - lambd, where(input < -lambd, input + lambd, 0.0))
@@ -193,6 +207,7 @@ def softsign(input: Tensor) -> Tensor:
 
 def softplus(input: Tensor, beta: float = 1.0, threshold: float = 20.0) -> Tensor:
     """``log(1 + exp(beta * x)) / beta``, linear where ``beta * x > threshold``."""
+    reject_complex(input._data.dtype, "softplus_cpu")
     scaled = input * beta
     smooth = scaled.clamp(max=threshold).exp().log1p()
     return where(scaled > threshold, input, smooth / beta if beta != 1 else smooth)
@@ -267,6 +282,7 @@ def softmax(
     input: Tensor, dim: int | None = None, _stacklevel: int = 3, dtype: object = None
 ) -> Tensor:
     """``exp(x) / sum(exp(x))`` along ``dim``, computed without overflow."""
+    reject_complex(input._data.dtype, "softmax_lastdim_kernel_impl")
     x, dim = _prepare("softmax", input, dim, dtype)
     if x.dtype in (float32, float64) and x.ndim > 0 and x.numel() > 0:
         return apply(_SOFTMAX, x, axis=normalize_dim(dim, x.ndim))
@@ -276,6 +292,7 @@ def softmax(
 def log_softmax(
     input: Tensor, dim: int | None = None, _stacklevel: int = 3, dtype: object = None
 ) -> Tensor:
+    reject_complex(input._data.dtype, "log_softmax_lastdim_kernel_impl")
     x, dim = _prepare("log_softmax", input, dim, dtype)
     return x - logsumexp(x, dim, keepdim=True)
 
@@ -283,6 +300,7 @@ def log_softmax(
 def softmin(
     input: Tensor, dim: int | None = None, _stacklevel: int = 3, dtype: object = None
 ) -> Tensor:
+    reject_complex(input._data.dtype, "softmax_lastdim_kernel_impl")
     x, dim = _prepare("softmin", input, dim, dtype)
     return softmax(-x, dim)
 
@@ -296,6 +314,7 @@ def sigmoid(input: Tensor) -> Tensor:
 
 
 def hardsigmoid(input: Tensor, inplace: bool = False) -> Tensor:
+    reject_complex(input._data.dtype, "hardsigmoid_cpu")
     return maybe_inplace(input, inplace, "hardsigmoid_", lambda x: _hardtanh(x + 3, 0.0, 6.0) / 6)
 
 
@@ -306,6 +325,7 @@ def silu(input: Tensor, inplace: bool = False) -> Tensor:
 
 def mish(input: Tensor, inplace: bool = False) -> Tensor:
     """``x * tanh(softplus(x))``."""
+    reject_complex(input._data.dtype, "mish_cpu")
     return maybe_inplace(input, inplace, "mish_", lambda x: x * softplus(x).tanh())
 
 
@@ -314,4 +334,5 @@ def _hardswish(x: Tensor) -> Tensor:
 
 
 def hardswish(input: Tensor, inplace: bool = False) -> Tensor:
+    reject_complex(input._data.dtype, "hardswish_cpu")
     return maybe_inplace(input, inplace, "hardswish_", _hardswish)

@@ -3,6 +3,7 @@ composed of differentiable core ops (so any order of derivative works)."""
 
 from __future__ import annotations
 
+from ..._dtype import SCALAR_TYPE_NAMES, promote_types
 from ..._ranges import composite
 from ...linalg import vector_norm
 from ...ops.shape import broadcast_tensors
@@ -33,6 +34,12 @@ def _clamped_norm(x: Tensor, dim: int, eps: float) -> Tensor:
 @composite
 def cosine_similarity(x1: Tensor, x2: Tensor, dim: int = 1, eps: float = 1e-8) -> Tensor:
     """``Σ x1·x2 / (max(‖x1‖, eps)·max(‖x2‖, eps))`` along ``dim`` (inputs broadcast)."""
+    common = promote_types(x1.dtype, x2.dtype)
+    if not common.is_floating_point:
+        raise RuntimeError(
+            "expected common dtype to be floating point, yet common dtype is "
+            f"{SCALAR_TYPE_NAMES[common.name]}"
+        )
     x1, x2 = _broadcast(x1, x2)
     return ((x1 / _clamped_norm(x1, dim, eps)) * (x2 / _clamped_norm(x2, dim, eps))).sum(dim)
 

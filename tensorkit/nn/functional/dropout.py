@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import warnings
 
+from ..._dtype import reject_complex
 from ..._ranges import composite
 from ...random import bernoulli
 from ...tensor import Tensor
@@ -23,6 +24,7 @@ def _check_p(p: float) -> None:
 
 def _masked(input: Tensor, p: float, mask_shape: tuple[int, ...]) -> Tensor:
     """``input * mask / (1 - p)`` with a Bernoulli(1 - p) mask of ``mask_shape``."""
+    reject_complex(input._data.dtype, "bernoulli_scalar_cpu_")
     if p == 1.0:
         return input * 0.0
     keep = bernoulli(input.detach().new_empty(mask_shape), 1.0 - p)
@@ -108,6 +110,7 @@ def alpha_dropout(
     _check_p(p)
     if not training or p == 0.0 or input.numel() == 0:
         return input
+    reject_complex(input._data.dtype, "bernoulli_scalar_cpu_")
 
     def drop(x: Tensor) -> Tensor:
         if p == 1.0:

@@ -7,7 +7,7 @@ import warnings
 from collections.abc import Callable
 from typing import Any
 
-from ..._dtype import int64, uint8
+from ..._dtype import int64, reject_complex, uint8
 from ..._ranges import composite
 from ...ops._apply import COMMON, SAVE_INPUTS, OpDef, apply
 from ...ops.binary import where
@@ -98,6 +98,7 @@ def mse_loss(
     weight: Tensor | None = None,
 ) -> Tensor:
     """Mean (or sum) squared error; with ``weight``, the mean is ``sum(w * l) / sum(w)``."""
+    reject_complex(input._data.dtype, "mse_cpu")
     reduction = resolve(size_average, reduce, reduction)
     return _pointwise(input, target, reduction, weight, lambda d: d * d)
 
@@ -112,6 +113,7 @@ def smooth_l1_loss(
     beta: float = 1.0,
 ) -> Tensor:
     """``0.5 d^2 / beta`` where ``|d| < beta``, else ``|d| - 0.5 beta``."""
+    reject_complex(input._data.dtype, "smooth_l1_cpu")
     reduction = resolve(size_average, reduce, reduction)
     if beta < 0:
         raise RuntimeError("smooth_l1_loss does not support negative values for beta.")
@@ -134,6 +136,7 @@ def huber_loss(
     weight: Tensor | None = None,
 ) -> Tensor:
     """``0.5 d^2`` where ``|d| < delta``, else ``delta (|d| - 0.5 delta)``."""
+    reject_complex(input._data.dtype, "huber_cpu")
     check_reduction(reduction)
     if delta <= 0:
         raise RuntimeError("huber_loss does not support non-positive values for delta.")

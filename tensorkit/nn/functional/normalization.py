@@ -12,7 +12,7 @@ from typing import Any
 
 import numpy as np
 
-from ..._dtype import float32, float64
+from ..._dtype import float32, float64, reject_complex
 from ..._ranges import composite
 from ...autograd.grad_mode import no_grad
 from ...ops._apply import SAVE_OUTPUT, OpDef, apply, same_real_float
@@ -70,6 +70,7 @@ def batch_norm(
 ) -> Tensor:
     """Normalize each channel (dim 1) over the batch and spatial dims. In training the batch
     statistics are used (and folded into the running ones); otherwise the running ones."""
+    reject_complex(input._data.dtype, "batch_norm")
     if input.ndim < 2:
         raise ValueError(f"expected at least 2D input (got {input.ndim}D input)")
     channels = input.shape[1]
@@ -109,6 +110,7 @@ def instance_norm(
     eps: float = 1e-5,
 ) -> Tensor:
     """Normalize each channel of each sample over its spatial dims."""
+    reject_complex(input._data.dtype, "batch_norm")
     if input.ndim < 3:
         raise ValueError(f"expected at least 3D input (got {input.ndim}D input)")
     channels = input.shape[1]
@@ -221,6 +223,7 @@ def layer_norm(
     """Normalize over the trailing ``normalized_shape`` dims, then scale and shift
     elementwise. float32/float64 inputs take one fused op (``layer_norm``, with its own
     gradient rule); other dtypes the composite formula."""
+    reject_complex(input._data.dtype, "LayerNormKernelImpl")
     dims = _normalized_dims(input, normalized_shape)
     if input.dtype in (float32, float64) and _count(input.shape, dims) > 0:
         out, _ = apply(_LAYER_NORM, input, axes=dims, eps=eps, materialize_grads=False)
@@ -242,6 +245,7 @@ def group_norm(
     eps: float = 1e-5,
 ) -> Tensor:
     """Normalize each group of ``C // num_groups`` channels of each sample."""
+    reject_complex(input._data.dtype, "GroupNormKernelImpl")
     if input.ndim < 2:
         raise RuntimeError(
             f"Expected at least 2 dimensions for input tensor but received {input.ndim}"
@@ -290,6 +294,7 @@ def local_response_norm(
 ) -> Tensor:
     """``x / (k + alpha * mean of x^2 over ``size`` neighbouring channels)^beta`` (channels on
     dim 1, zero-padded at the ends)."""
+    reject_complex(input._data.dtype, "avg_pool3d_out_frame")
     if input.ndim < 3:
         raise ValueError(
             f"Expected 3D or higher dimensionality input (got {input.ndim} dimensions)"

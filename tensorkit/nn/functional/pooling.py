@@ -16,6 +16,7 @@ from typing import Any
 
 from ..._backend import add_at
 from ..._backend.threads import parallel_parts, splits
+from ..._dtype import no_kernel, reject_complex
 from ..._ranges import composite
 from ...ops._apply import OpDef, apply
 from ...tensor import Tensor
@@ -144,7 +145,7 @@ def _spatial_axes(x: Tensor) -> range:
 
 def _check_float(x: Tensor, name: str) -> None:
     if not x.dtype.is_floating_point:
-        raise NotImplementedError(f"\"{name}\" not implemented for '{x.dtype}'")
+        raise no_kernel(name, x._data.dtype)
 
 
 # ---------------------------------------------------------------------- max pooling
@@ -307,6 +308,7 @@ def _max_over_windows(
 def _max_pool(
     input: Tensor, options: tuple, ceil_mode: bool, return_indices: bool, dims: int
 ) -> Tensor | tuple[Tensor, Tensor]:
+    reject_complex(input._data.dtype, "max_pool1d_impl" if dims == 1 else f"max_pool{dims}d")
     x, batched = _pool_input(input, dims, f"max_pool{dims}d")
     kernel, stride, padding, dilation, out = _pool_options(x, *options, ceil_mode, dims)
     xp = x.device.xp
@@ -364,6 +366,7 @@ def _adaptive_sizes(output_size: Any, x: Tensor, dims: int, name: str) -> tuple[
 def _adaptive_max_pool(
     input: Tensor, output_size: Any, return_indices: bool, dims: int
 ) -> Tensor | tuple[Tensor, Tensor]:
+    reject_complex(input._data.dtype, "adaptive_max_pool2d")
     name = f"adaptive_max_pool{dims}d"
     x, batched = _adaptive_input(input, dims, name)
     sizes = _adaptive_sizes(output_size, x, dims, name)
