@@ -107,6 +107,33 @@ def test_max_pool_gradgradcheck() -> None:
     check_grads(bind(F.max_pool1d, kernel_size=2), randn(2, 2, 5))
 
 
+MAX_POOL3D_CASES = [
+    {"kernel_size": 2},
+    {"kernel_size": 3, "stride": 2, "padding": 1},
+    {"kernel_size": (3, 2, 2), "stride": (2, 1, 2), "padding": (1, 1, 0), "dilation": (1, 2, 1)},
+    {"kernel_size": 2, "stride": (2, 1, 2), "ceil_mode": True},
+    {"kernel_size": 3, "stride": 2, "padding": 1, "ceil_mode": True, "dilation": 2},
+]
+
+
+@pytest.mark.parametrize("options", MAX_POOL3D_CASES, ids=str)
+def test_max_pool3d_matches_torch(options: dict) -> None:
+    x = randn(2, 3, 6, 7, 5)
+    check_both("max_pool3d", x, **options)
+    check_both("max_pool3d", x, return_indices=True, **options)
+    check_both("max_pool3d", x[0], return_indices=True, **options)
+
+
+def test_max_pool3d_ties_float32_and_gradgradcheck() -> None:
+    x = RNG.integers(0, 2, (2, 2, 4, 5, 4)).astype(np.float64)
+    check_both("max_pool3d", x, kernel_size=2, return_indices=True)
+    check_both("max_pool3d", x, kernel_size=3, stride=1, padding=1, return_indices=True, grad=False)
+    check_both("max_pool3d", randn(2, 3, 5, 6, 4).astype(np.float32), kernel_size=2, stride=1)
+    options = {"kernel_size": 3, "stride": 2, "padding": 1, "dilation": 2, "ceil_mode": True}
+    check_grads(bind(F.max_pool3d, **options), randn(1, 2, 5, 4, 5))
+    check_grads(bind(F.max_pool3d, kernel_size=(2, 1, 2)), randn(2, 4, 3, 4))
+
+
 # ------------------------------------------------------------------- average pooling
 AVG_POOL2D_CASES = [
     {"kernel_size": 2},
@@ -141,6 +168,46 @@ def test_avg_pool1d_matches_torch(options: dict) -> None:
     check_both("avg_pool1d", randn(2, 3, 9), count_include_pad=False, **options)
 
 
+AVG_POOL3D_CASES = [
+    {"kernel_size": 2},
+    {"kernel_size": 3, "stride": 2, "padding": 1},
+    {"kernel_size": 3, "stride": 2, "padding": 1, "count_include_pad": False},
+    {"kernel_size": 3, "stride": (2, 1, 2), "padding": 1, "ceil_mode": True},
+    {
+        "kernel_size": (3, 2, 2),
+        "stride": 2,
+        "padding": (1, 1, 0),
+        "ceil_mode": True,
+        "count_include_pad": False,
+    },
+    {"kernel_size": (3, 2, 1), "stride": (2, 1, 1), "padding": (1, 0, 0), "divisor_override": 5},
+]
+
+
+@pytest.mark.parametrize("options", AVG_POOL3D_CASES, ids=str)
+def test_avg_pool3d_matches_torch(options: dict) -> None:
+    x = randn(2, 3, 6, 7, 5)
+    check_both("avg_pool3d", x, **options)
+    check_both("avg_pool3d", x[0], **options)
+
+
+def test_avg_pool3d_float32_and_gradgradcheck() -> None:
+    check_both("avg_pool3d", randn(2, 3, 6, 5, 4).astype(np.float32), kernel_size=3, padding=1)
+    options = {"kernel_size": 3, "stride": 2, "padding": 1, "ceil_mode": True}
+    check_grads(bind(F.avg_pool3d, count_include_pad=False, **options), randn(1, 2, 4, 5, 4))
+    check_grads(bind(F.avg_pool3d, kernel_size=2, divisor_override=3), randn(2, 4, 3, 4))
+
+
+@pytest.mark.parametrize("norm_type", [1.0, 2, 3.0])
+@pytest.mark.parametrize("options", [{}, {"stride": 1}, {"ceil_mode": True, "stride": 2}], ids=str)
+def test_lp_pool3d_matches_torch(norm_type, options: dict) -> None:
+    x = RNG.random((2, 3, 5, 6, 4)) + 0.1
+    for kernel in (2, (3, 2, 2)):
+        check_both("lp_pool3d", x, norm_type=norm_type, kernel_size=kernel, **options)
+    check_both("lp_pool3d", x[0], norm_type=norm_type, kernel_size=2, **options)
+    check_grads(bind(F.lp_pool3d, norm_type=norm_type, kernel_size=2, **options), x[:1, :1])
+
+
 def test_avg_pool_float32_and_gradgradcheck() -> None:
     x = randn(2, 3, 8, 8).astype(np.float32)
     check_both("avg_pool2d", x, kernel_size=3, stride=2, padding=1)
@@ -158,10 +225,28 @@ def test_adaptive_pool2d_matches_torch(size) -> None:
     check_both("adaptive_max_pool2d", x[0], output_size=size)
 
 
+@pytest.mark.parametrize("size", [(3, 4, 2), (5, None, 3), (8, 9, 11), 1], ids=str)
+def test_adaptive_pool3d_matches_torch(size) -> None:
+    x = randn(2, 3, 6, 7, 5)
+    check_both("adaptive_avg_pool3d", x, output_size=size)
+    check_both("adaptive_avg_pool3d", x[0], output_size=size)
+    check_both("adaptive_max_pool3d", x, output_size=size, return_indices=True)
+    check_both("adaptive_max_pool3d", x[0], output_size=size, return_indices=True)
+
+
+def test_adaptive_pool3d_gradgradcheck() -> None:
+    check_grads(bind(F.adaptive_avg_pool3d, output_size=(3, 2, 2)), randn(1, 2, 5, 4, 5))
+    check_grads(bind(F.adaptive_max_pool3d, output_size=(2, 3, 2)), randn(2, 5, 4, 5))
+
+
+ADAPTIVE_3D = ("adaptive_avg_pool3d", "adaptive_max_pool3d")
+
+
 def test_adaptive_pool_to_an_empty_output() -> None:
-    x = randn(2, 3, 7, 6)
-    for name in ("adaptive_avg_pool2d", "adaptive_max_pool2d"):
-        options = {"output_size": (0, 2)}
+    for name in ("adaptive_avg_pool2d", "adaptive_max_pool2d", *ADAPTIVE_3D):
+        x, options = randn(2, 3, 7, 6), {"output_size": (0, 2)}
+        if name.endswith("3d"):
+            x, options = randn(2, 3, 7, 6, 5), {"output_size": (2, None, 0)}
         check_torch(
             bind(getattr(F, name), **options), bind(getattr(TF, name), **options), x, grad=False
         )
@@ -293,6 +378,176 @@ ERROR_CASES = [
         "adaptive_avg_pool2d: output_size must be 2",
     ),
     (
+        lambda: F.max_pool3d(tk.zeros(5, 5, 5), 2),
+        RuntimeError,
+        "non-empty 4D or 5D (batch mode) tensor expected for input",
+    ),
+    (
+        lambda: F.avg_pool3d(tk.zeros(1, 2, 2, 4, 5, 5), 2),
+        RuntimeError,
+        "non-empty 4D or 5D (batch mode) tensor expected for input",
+    ),
+    (
+        lambda: F.max_pool3d(tk.zeros(2, 4, 5, 5, 5), 3, padding=2),
+        RuntimeError,
+        "pad should be at most half of effective kernel size, but got pad=2, kernel_size=3 and "
+        "dilation=1",
+    ),
+    (
+        lambda: F.avg_pool3d(tk.zeros(2, 4, 5, 5, 5), (3, 4, 3), padding=(1, 3, 1)),
+        RuntimeError,
+        "pad should be at most half of effective kernel size, but got pad=3, kernel_size=4 and "
+        "dilation=1",
+    ),
+    (
+        lambda: F.max_pool3d(tk.zeros(2, 4, 5, 5, 5), 2, dilation=5),
+        RuntimeError,
+        "Given input size: (4x5x5x5). Calculated output size: (4x0x0x0). Output size is too small",
+    ),
+    (
+        lambda: F.avg_pool3d(tk.zeros(2, 4, 5, 3, 5), 4, padding=1),
+        RuntimeError,
+        "input image (T: 5 H: 3 W: 5) smaller than kernel size (kT: 4 kH: 4 kW: 4)",
+    ),
+    (
+        lambda: F.lp_pool3d(tk.zeros(4, 5, 5, 5), 2, (2, 7, 2)),
+        RuntimeError,
+        "input image (T: 5 H: 5 W: 5) smaller than kernel size (kT: 2 kH: 7 kW: 2)",
+    ),
+    (
+        lambda: F.max_pool3d(tk.zeros(2, 4, 5, 5, 5), 0, stride=1),
+        RuntimeError,
+        "kernel size should be greater than zero, but got kT: 0 kH: 0 kW: 0",
+    ),
+    (
+        lambda: F.max_pool3d(tk.zeros(2, 4, 5, 5, 5), 2, dilation=(1, 0, 1)),
+        RuntimeError,
+        "dilation should be greater than zero, but got dilationT: 1 dilationH: 0 dilationW: 1",
+    ),
+    (
+        lambda: F.max_pool2d(tk.zeros(2, 4, 5, 5), 2, dilation=(0, 1)),
+        RuntimeError,
+        "dilation should be greater than zero, but got dilationH: 0 dilationW: 1",
+    ),
+    (
+        lambda: F.avg_pool3d(tk.zeros(2, 4, 5, 5, 5), 2, stride=0),
+        RuntimeError,
+        "stride should not be zero",
+    ),
+    (
+        lambda: F.avg_pool3d(tk.zeros(2, 4, 5, 5, 5), 2, divisor_override=0),
+        RuntimeError,
+        "divisor must be not zero",
+    ),
+    (
+        lambda: F.max_pool3d(tk.zeros(2, 4, 5, 5, 5), (2, 2)),
+        RuntimeError,
+        "max_pool3d: kernel_size must either be a single int, or a tuple of three ints",
+    ),
+    (
+        lambda: F.max_pool3d(tk.zeros(2, 4, 5, 5, 5), 2, (1, 1)),
+        RuntimeError,
+        "max_pool3d: stride must either be omitted, a single int, or a tuple of three ints",
+    ),
+    (
+        lambda: F.max_pool3d(tk.zeros(2, 4, 5, 5, 5), 2, padding=(1, 1)),
+        RuntimeError,
+        "max_pool3d: padding must either be a single int, or a tuple of three ints",
+    ),
+    (
+        lambda: F.max_pool3d(tk.zeros(2, 4, 5, 5, 5), 2, dilation=(1, 1)),
+        RuntimeError,
+        "max_pool3d: dilation must be either a single int, or a tuple of three ints",
+    ),
+    (
+        lambda: F.avg_pool3d(tk.zeros(2, 4, 5, 5, 5), (2, 2)),
+        RuntimeError,
+        "avg_pool3d: kernel_size must be a single int, or a tuple of three ints",
+    ),
+    (
+        lambda: F.avg_pool3d(tk.zeros(2, 4, 5, 5, 5), 2, (1, 1)),
+        RuntimeError,
+        "avg_pool3d: stride must be omitted, a single int, or a tuple of three ints",
+    ),
+    (
+        lambda: F.avg_pool3d(tk.zeros(2, 4, 5, 5, 5), 2, padding=(1, 1)),
+        RuntimeError,
+        "avg_pool3d: padding must be a single int, or a tuple of three ints",
+    ),
+    (
+        lambda: F.lp_pool3d(tk.zeros(2, 4, 5, 5, 5), 2, (2, 2)),
+        ValueError,
+        "not enough values to unpack (expected 3, got 2)",
+    ),
+    (
+        lambda: F.avg_pool3d(tk.zeros(2, 4, 5, 5, 5, dtype=tk.int32), 2),
+        NotImplementedError,
+        "\"avg_pool3d_out_frame\" not implemented for 'Int'",
+    ),
+    (
+        lambda: F.adaptive_avg_pool3d(tk.zeros(5, 5), 2),
+        RuntimeError,
+        "adaptive_avg_pool3d(): Expected 4D or 5D tensor, but got [5, 5]",
+    ),
+    (
+        lambda: F.adaptive_max_pool3d(tk.zeros(5, 5), 2),
+        RuntimeError,
+        "adaptive_max_pool3d(): Expected 4D or 5D tensor, but got: [5, 5]",
+    ),
+    (
+        lambda: F.adaptive_max_pool2d(tk.zeros(5), 2),
+        RuntimeError,
+        "adaptive_max_pool2d(): Expected 3D or 4D tensor, but got: [5]",
+    ),
+    (
+        lambda: F.adaptive_max_pool3d(tk.zeros(2, 0, 5, 5), 2),
+        RuntimeError,
+        "adaptive_max_pool3d(): Expected input to have non-zero size for non-batch dimensions, "
+        "but input has sizes [2, 0, 5, 5] with dimension 1 being empty",
+    ),
+    (
+        lambda: F.adaptive_avg_pool3d(tk.zeros(2, 4, 5, 5, 5), (2, 2)),
+        RuntimeError,
+        "adaptive_avg_pool3d: output_size must be 3",
+    ),
+    (
+        lambda: F.adaptive_max_pool3d(tk.zeros(2, 4, 5, 5, 5), (2, 2)),
+        RuntimeError,
+        "adaptive_max_pool3d(): internal error: output_size.size() must be 3",
+    ),
+    (
+        lambda: F.adaptive_max_pool2d(tk.zeros(2, 4, 5, 5), (2, 2, 2)),
+        RuntimeError,
+        "adaptive_max_pool2d(): internal error: output_size.size() must be 2",
+    ),
+    (
+        lambda: F.adaptive_avg_pool3d(tk.zeros(2, 4, 5, 5, 5), (2, -1, 2)),
+        RuntimeError,
+        "adaptive_avg_pool3d: elements of output_size must be greater than or equal to 0 but "
+        "received {2, -1,2}",
+    ),
+    (
+        lambda: F.adaptive_avg_pool2d(tk.zeros(2, 4, 5, 5), (2, -1)),
+        RuntimeError,
+        "adaptive_avg_pool2d: elements of output_size must be greater than or equal to 0 but "
+        "received {2, -1}",
+    ),
+    (
+        lambda: F.adaptive_max_pool3d(tk.zeros(4, 5, 5, 5), (2, -1, 2)),
+        RuntimeError,
+        "Trying to create tensor with negative dimension -1: [4, 2, -1, 2]",
+    ),
+    (
+        lambda: F.adaptive_max_pool3d(tk.zeros(2, 4, 5, 5, 5, dtype=tk.int64), 2),
+        NotImplementedError,
+        "\"adaptive_max_pool3d_cpu\" not implemented for 'Long'",
+    ),
+    (
+        lambda: F.adaptive_avg_pool3d(tk.zeros(2, 4, 5, 5, 5, dtype=tk.int64), 2),
+        NotImplementedError,
+        "\"adaptive_avg_pool3d_cpu\" not implemented for 'Long'",
+    ),
+    (
         lambda: F.interpolate(tk.zeros(2, 4, 5, 5), mode="bilinear"),
         ValueError,
         "either size or scale_factor should be defined",
@@ -350,6 +605,20 @@ MODULE_CASES = [
     ("AdaptiveAvgPool1d", (4,), {}),
     ("AdaptiveAvgPool2d", ((3, None),), {}),
     ("AdaptiveMaxPool2d", (2,), {"return_indices": True}),
+    ("MaxPool3d", (2,), {}),
+    (
+        "MaxPool3d",
+        ((3, 2, 2),),
+        {"stride": 2, "padding": 1, "dilation": (1, 2, 1), "ceil_mode": True},
+    ),
+    ("MaxPool3d", (2, 1), {"return_indices": True}),
+    ("AvgPool3d", (2,), {}),
+    ("AvgPool3d", ((3, 2, 1), 2, (1, 1, 0)), {"ceil_mode": True, "count_include_pad": False}),
+    ("AvgPool3d", (3, 2, 1), {"divisor_override": 2}),
+    ("AdaptiveAvgPool3d", ((2, None, 3),), {}),
+    ("AdaptiveMaxPool3d", (2,), {"return_indices": True}),
+    ("LPPool3d", (2, 2), {}),
+    ("LPPool3d", (1.5, (2, 3, 2), 1, True), {}),
     ("Upsample", (), {"scale_factor": 2}),
     ("Upsample", ((3, 4),), {"mode": "bilinear", "align_corners": True}),
     ("Upsample", (), {"scale_factor": (2, 3)}),
@@ -360,5 +629,6 @@ MODULE_CASES = [
 def test_modules_match_torch(name: str, args: tuple, options: dict) -> None:
     mine, theirs = LAYERS[name](*args, **options), getattr(torch.nn, name)(*args, **options)
     assert repr(mine) == repr(theirs)
-    one_dim = name.endswith("1d")
-    check_torch(mine, theirs, randn(2, 3, 9) if one_dim else randn(2, 3, 7, 6))
+    shapes = {"1d": (2, 3, 9), "3d": (2, 3, 6, 7, 5)}
+    x = randn(*shapes.get(name[-2:], (2, 3, 7, 6)))
+    check_torch(mine, theirs, abs(x) + 0.1 if name.startswith("LP") else x)

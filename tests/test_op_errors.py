@@ -1794,6 +1794,19 @@ NO_COMPLEX = [
         lambda m: m.nn.functional.max_pool1d(_c4(m)[0], 2),
         "max_pool1d_impl",
     ),
+    *(
+        _no_complex_kernel(
+            f"F.{name}",
+            lambda m, name=name: getattr(m.nn.functional, name)(_c4(m)[None], 2),
+            kernel,
+        )
+        for name, kernel in (
+            ("max_pool3d", "max_pool3d"),
+            ("avg_pool3d", "avg_pool3d_out_frame"),
+            ("adaptive_max_pool3d", "adaptive_max_pool3d_cpu"),
+            ("adaptive_avg_pool3d", "adaptive_avg_pool3d_cpu"),
+        )
+    ),
     _no_complex_kernel(
         "F.prelu",
         lambda m: m.nn.functional.prelu(_c4(m), m.ones(1, dtype=m.complex64)),

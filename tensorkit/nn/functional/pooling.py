@@ -25,15 +25,20 @@ from .conv import ntuple, resample
 __all__ = [
     "adaptive_avg_pool1d",
     "adaptive_avg_pool2d",
+    "adaptive_avg_pool3d",
     "adaptive_max_pool1d",
     "adaptive_max_pool2d",
+    "adaptive_max_pool3d",
     "avg_pool1d",
     "avg_pool2d",
+    "avg_pool3d",
     "interpolate",
     "lp_pool1d",
     "lp_pool2d",
+    "lp_pool3d",
     "max_pool1d",
     "max_pool2d",
+    "max_pool3d",
 ]
 
 
@@ -48,6 +53,8 @@ def _batched(input: Tensor, dims: int, message: str) -> tuple[Tensor, bool]:
 
 
 def _pool_input(input: Tensor, dims: int, name: str) -> tuple[Tensor, bool]:
+    if dims == 3:
+        return _batched(input, dims, "non-empty 4D or 5D (batch mode) tensor expected for input")
     return _batched(
         input,
         dims,
@@ -57,10 +64,11 @@ def _pool_input(input: Tensor, dims: int, name: str) -> tuple[Tensor, bool]:
 
 
 def _adaptive_input(input: Tensor, dims: int, name: str) -> tuple[Tensor, bool]:
+    got = "got:" if "max" in name and dims > 1 else "got"
     x, batched = _batched(
         input,
         dims,
-        f"{name}(): Expected {dims + 1}D or {dims + 2}D tensor, but got {list(input.shape)}",
+        f"{name}(): Expected {dims + 1}D or {dims + 2}D tensor, but {got} {list(input.shape)}",
     )
     for axis in range(1, x.ndim):
         if x.shape[axis] == 0:
@@ -86,19 +94,63 @@ def _pool_size(size: int, kernel: int, stride: int, pad: int, dilation: int, cei
     return out
 
 
+def _labelled(prefix: str, values: tuple[int, ...]) -> str:
+    """Per-axis values as PyTorch names them (``kT: 2 kH: 2 kW: 2``); a list in 1-D."""
+    if len(values) == 1:
+        return str(list(values))
+    axes = "THW"[3 - len(values) :]
+    return " ".join(f"{prefix}{axis}: {v}" for axis, v in zip(axes, values, strict=True))
+
+
+# PyTorch's rule for each argument of a 3-D pooling function given with a wrong length.
+_LENGTH_RULES = {
+    "max_pool3d": (
+        "kernel_size must either be a single int",
+        "stride must either be omitted, a single int",
+        "padding must either be a single int",
+        "dilation must be either a single int",
+    ),
+    "avg_pool3d": (
+        "kernel_size must be a single int",
+        "stride must be omitted, a single int",
+        "padding must be a single int",
+    ),
+}
+
+
+def _check_lengths(options: tuple, name: str) -> None:
+    """PyTorch's error when a 3-D pooling argument is neither one int nor three."""
+    for value, rule in zip(options, _LENGTH_RULES[name], strict=False):
+        allowed = (0, 1, 3) if rule.startswith("stride") else (1, 3)
+        if isinstance(value, Sequence) and len(value) not in allowed:
+            raise RuntimeError(f"{name}: {rule}, or a tuple of three ints")
+
+
 def _pool_options(
-    x: Tensor, kernel_size: Any, stride: Any, padding: Any, dilation: Any, ceil: bool, dims: int
+    x: Tensor,
+    kernel_size: Any,
+    stride: Any,
+    padding: Any,
+    dilation: Any,
+    ceil: bool,
+    dims: int,
+    whole_kernel: bool = False,
 ) -> tuple[tuple[int, ...], ...]:
-    """Checked kernel, stride, padding, dilation and output size of a pooling window."""
+    """Checked kernel, stride, padding, dilation and output size of a pooling window
+    (``whole_kernel``: the unpadded input must hold a kernel, as PyTorch's avg_pool3d asks)."""
     kernel = ntuple(kernel_size, dims, "kernel_size")
     stride = kernel if stride is None or stride == [] else ntuple(stride, dims, "stride")
     padding, dilation = ntuple(padding, dims, "padding"), ntuple(dilation, dims, "dilation")
     if 0 in stride:
         raise RuntimeError("stride should not be zero")
     if min(kernel) <= 0:
-        raise RuntimeError(f"kernel size should be greater than zero, but got {list(kernel)}")
+        raise RuntimeError(
+            f"kernel size should be greater than zero, but got {_labelled('k', kernel)}"
+        )
     if min(dilation) <= 0:
-        raise RuntimeError(f"dilation should be greater than zero, but got {list(dilation)}")
+        raise RuntimeError(
+            f"dilation should be greater than zero, but got {_labelled('dilation', dilation)}"
+        )
     for k, p, d in zip(kernel, padding, dilation, strict=True):
         if p < 0:
             raise RuntimeError(f"pad must be non-negative, but got pad: {p}")
@@ -108,6 +160,11 @@ def _pool_options(
                 f"kernel_size={k} and dilation={d}"
             )
     spatial = tuple(x.shape[2:])
+    if whole_kernel and any(n < k for n, k in zip(spatial, kernel, strict=True)):
+        raise RuntimeError(
+            f"input image ({_labelled('', spatial)}) smaller than kernel size "
+            f"({_labelled('k', kernel)})"
+        )
     out = tuple(map(_pool_size, spatial, kernel, stride, padding, dilation, (ceil,) * dims))
     if min(out) < 1:
         given = "x".join(map(str, (x.shape[1], *spatial)))
@@ -308,8 +365,11 @@ def _max_over_windows(
 def _max_pool(
     input: Tensor, options: tuple, ceil_mode: bool, return_indices: bool, dims: int
 ) -> Tensor | tuple[Tensor, Tensor]:
-    reject_complex(input._data.dtype, "max_pool1d_impl" if dims == 1 else f"max_pool{dims}d")
-    x, batched = _pool_input(input, dims, f"max_pool{dims}d")
+    name = f"max_pool{dims}d"
+    reject_complex(input._data.dtype, "max_pool1d_impl" if dims == 1 else name)
+    if dims == 3:
+        _check_lengths(options, name)
+    x, batched = _pool_input(input, dims, name)
     kernel, stride, padding, dilation, out = _pool_options(x, *options, ceil_mode, dims)
     xp = x.device.xp
     tables = list(
@@ -350,26 +410,60 @@ def max_pool2d(
     return _max_pool(input, options, ceil_mode, return_indices, 2)
 
 
-def _adaptive_sizes(output_size: Any, x: Tensor, dims: int, name: str) -> tuple[int, ...]:
+@composite
+def max_pool3d(
+    input: Tensor,
+    kernel_size: Any,
+    stride: Any = None,
+    padding: Any = 0,
+    dilation: Any = 1,
+    ceil_mode: bool = False,
+    return_indices: bool = False,
+) -> Tensor | tuple[Tensor, Tensor]:
+    """Largest value of each window of (N, C, D, H, W) or (C, D, H, W) ``input``; ``stride``
+    defaults to ``kernel_size``; indices are flat ``(d * H + h) * W + w``."""
+    options = (kernel_size, stride, padding, dilation)
+    return _max_pool(input, options, ceil_mode, return_indices, 3)
+
+
+def _adaptive_sizes(output_size: Any, input: Tensor, dims: int, name: str) -> tuple[int, ...]:
     sizes = (output_size,) * dims if isinstance(output_size, int | None) else tuple(output_size)
     if len(sizes) != dims:
+        if "max" in name and dims > 1:
+            raise RuntimeError(f"{name}(): internal error: output_size.size() must be {dims}")
         raise RuntimeError(f"{name}: output_size must be {dims}")
-    sizes = tuple(n if o is None else int(o) for o, n in zip(sizes, x.shape[2:], strict=True))
+    spatial = input.shape[input.ndim - dims :]
+    sizes = tuple(n if o is None else int(o) for o, n in zip(sizes, spatial, strict=True))
     if min(sizes) < 0:
-        raise RuntimeError(
-            f"{name}: elements of output_size must be greater than or equal to 0 but received "
-            f"{list(sizes)}"
-        )
+        raise RuntimeError(_negative_size(name, sizes, tuple(input.shape)))
     return sizes
+
+
+def _negative_size(name: str, sizes: tuple[int, ...], input_shape: tuple[int, ...]) -> str:
+    """PyTorch's text for a negative adaptive output size (its own per op and rank)."""
+    dims = len(sizes)
+    if "max" in name and dims > 1:
+        shape = [*input_shape[:-dims], *sizes]
+        negative = next(n for n in sizes if n < 0)
+        return f"Trying to create tensor with negative dimension {negative}: {shape}"
+    received = {2: "{{{}, {}}}", 3: "{{{}, {},{}}}"}.get(dims, "{}").format(
+        *(sizes if dims > 1 else [list(sizes)])
+    )
+    return (
+        f"{name}: elements of output_size must be greater than or equal to 0 but received "
+        f"{received}"
+    )
 
 
 def _adaptive_max_pool(
     input: Tensor, output_size: Any, return_indices: bool, dims: int
 ) -> Tensor | tuple[Tensor, Tensor]:
-    reject_complex(input._data.dtype, "adaptive_max_pool2d")
     name = f"adaptive_max_pool{dims}d"
+    if dims == 3:
+        _check_float(input, "adaptive_max_pool3d_cpu")
+    reject_complex(input._data.dtype, "adaptive_max_pool2d")
     x, batched = _adaptive_input(input, dims, name)
-    sizes = _adaptive_sizes(output_size, x, dims, name)
+    sizes = _adaptive_sizes(output_size, input, dims, name)
     xp = x.device.xp
     tables = [_bin_table(xp, n, o)[0] for n, o in zip(x.shape[2:], sizes, strict=True)]
     return _max_over_windows(x, tables, return_indices, batched)
@@ -390,6 +484,15 @@ def adaptive_max_pool2d(
     """Max over an ``output_size`` grid of near-equal bins of (N, C, H, W) or (C, H, W)
     ``input``; indices are flat ``h * W + w``."""
     return _adaptive_max_pool(input, output_size, return_indices, 2)
+
+
+@composite
+def adaptive_max_pool3d(
+    input: Tensor, output_size: Any, return_indices: bool = False
+) -> Tensor | tuple[Tensor, Tensor]:
+    """Max over an ``output_size`` grid of near-equal bins of (N, C, D, H, W) or (C, D, H, W)
+    ``input``; indices are flat ``(d * H + h) * W + w``."""
+    return _adaptive_max_pool(input, output_size, return_indices, 3)
 
 
 # ------------------------------------------------------------------ average pooling
@@ -418,9 +521,11 @@ def _avg_pool(
     dims: int,
 ) -> Tensor:
     name = f"avg_pool{dims}d"
+    if dims == 3:
+        _check_lengths(options, name)
     x, batched = _pool_input(input, dims, name)
-    _check_float(x, name)
-    kernel, stride, padding, _, out = _pool_options(x, *options, 1, ceil_mode, dims)
+    _check_float(x, "avg_pool3d_out_frame" if dims == 3 else name)
+    kernel, stride, padding, _, out = _pool_options(x, *options, 1, ceil_mode, dims, dims == 3)
     if divisor_override is not None and divisor_override == 0:
         raise RuntimeError("divisor must be not zero")
     xp = x.device.xp
@@ -466,11 +571,27 @@ def avg_pool2d(
     return _avg_pool(input, options, ceil_mode, count_include_pad, divisor_override, 2)
 
 
+@composite
+def avg_pool3d(
+    input: Tensor,
+    kernel_size: Any,
+    stride: Any = None,
+    padding: Any = 0,
+    ceil_mode: bool = False,
+    count_include_pad: bool = True,
+    divisor_override: int | None = None,
+) -> Tensor:
+    """Mean of each window of (N, C, D, H, W) or (C, D, H, W) ``input`` (the window sum
+    divided by ``divisor_override`` when given)."""
+    options = (kernel_size, stride, padding)
+    return _avg_pool(input, options, ceil_mode, count_include_pad, divisor_override, 3)
+
+
 def _adaptive_avg_pool(input: Tensor, output_size: Any, dims: int) -> Tensor:
     name = f"adaptive_avg_pool{dims}d"
     x, batched = _adaptive_input(input, dims, name)
-    _check_float(x, name)
-    sizes = _adaptive_sizes(output_size, x, dims, name)
+    _check_float(x, "adaptive_avg_pool3d_cpu" if dims == 3 else name)
+    sizes = _adaptive_sizes(output_size, input, dims, name)
     xp = x.device.xp
     for axis in _spatial_axes(x):
         size, out = x.shape[axis], sizes[axis - 2]
@@ -493,6 +614,13 @@ def adaptive_avg_pool2d(input: Tensor, output_size: Any) -> Tensor:
     """Mean over an ``output_size`` grid of near-equal bins of (N, C, H, W) or (C, H, W)
     ``input`` (None keeps that input size)."""
     return _adaptive_avg_pool(input, output_size, 2)
+
+
+@composite
+def adaptive_avg_pool3d(input: Tensor, output_size: Any) -> Tensor:
+    """Mean over an ``output_size`` grid of near-equal bins of (N, C, D, H, W) or
+    (C, D, H, W) ``input`` (None keeps that input size)."""
+    return _adaptive_avg_pool(input, output_size, 3)
 
 
 # --------------------------------------------------------------------- interpolation
@@ -664,3 +792,13 @@ def lp_pool2d(
     kh, kw = ntuple(kernel_size, 2, "kernel_size")
     out = avg_pool2d(input**norm_type, kernel_size, stride, 0, ceil_mode)
     return _lp_root(out, norm_type, kh * kw)
+
+
+@composite
+def lp_pool3d(
+    input: Tensor, norm_type: float, kernel_size: Any, stride: Any = None, ceil_mode: bool = False
+) -> Tensor:
+    """``(sum over each window of x^p)^(1/p)`` of (N, C, D, H, W) or (C, D, H, W) ``input``."""
+    kd, kh, kw = (kernel_size,) * 3 if isinstance(kernel_size, int) else kernel_size
+    out = avg_pool3d(input**norm_type, kernel_size, stride, 0, ceil_mode)
+    return _lp_root(out, norm_type, kd * kh * kw)

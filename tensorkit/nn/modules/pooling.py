@@ -11,14 +11,19 @@ from .module import Module
 __all__ = [
     "AdaptiveAvgPool1d",
     "AdaptiveAvgPool2d",
+    "AdaptiveAvgPool3d",
     "AdaptiveMaxPool1d",
     "AdaptiveMaxPool2d",
+    "AdaptiveMaxPool3d",
     "AvgPool1d",
     "AvgPool2d",
+    "AvgPool3d",
     "LPPool1d",
     "LPPool2d",
+    "LPPool3d",
     "MaxPool1d",
     "MaxPool2d",
+    "MaxPool3d",
 ]
 
 
@@ -75,6 +80,21 @@ class MaxPool2d(_MaxPoolNd):
         )
 
 
+class MaxPool3d(_MaxPoolNd):
+    """Max over sliding windows of (N, C, D, H, W) or (C, D, H, W) input."""
+
+    def forward(self, input: Tensor) -> Any:
+        return F.max_pool3d(
+            input,
+            self.kernel_size,
+            self.stride,
+            self.padding,
+            self.dilation,
+            ceil_mode=self.ceil_mode,
+            return_indices=self.return_indices,
+        )
+
+
 class AvgPool1d(Module):
     """Mean over sliding windows of (N, C, L) or (C, L) input."""
 
@@ -110,9 +130,7 @@ def _single(value: Any) -> tuple:
     return tuple(value) if isinstance(value, tuple | list) else (value,)
 
 
-class AvgPool2d(Module):
-    """Mean over sliding windows of (N, C, H, W) or (C, H, W) input."""
-
+class _AvgPoolNd(Module):
     def __init__(
         self,
         kernel_size: Any,
@@ -128,6 +146,13 @@ class AvgPool2d(Module):
         self.padding, self.ceil_mode = padding, ceil_mode
         self.count_include_pad, self.divisor_override = count_include_pad, divisor_override
 
+    def extra_repr(self) -> str:
+        return f"kernel_size={self.kernel_size}, stride={self.stride}, padding={self.padding}"
+
+
+class AvgPool2d(_AvgPoolNd):
+    """Mean over sliding windows of (N, C, H, W) or (C, H, W) input."""
+
     def forward(self, input: Tensor) -> Tensor:
         return F.avg_pool2d(
             input,
@@ -139,8 +164,20 @@ class AvgPool2d(Module):
             self.divisor_override,
         )
 
-    def extra_repr(self) -> str:
-        return f"kernel_size={self.kernel_size}, stride={self.stride}, padding={self.padding}"
+
+class AvgPool3d(_AvgPoolNd):
+    """Mean over sliding windows of (N, C, D, H, W) or (C, D, H, W) input."""
+
+    def forward(self, input: Tensor) -> Tensor:
+        return F.avg_pool3d(
+            input,
+            self.kernel_size,
+            self.stride,
+            self.padding,
+            self.ceil_mode,
+            self.count_include_pad,
+            self.divisor_override,
+        )
 
 
 class _AdaptivePool(Module):
@@ -166,26 +203,39 @@ class AdaptiveAvgPool2d(_AdaptivePool):
         return F.adaptive_avg_pool2d(input, self.output_size)
 
 
-class AdaptiveMaxPool1d(_AdaptivePool):
-    """Max over ``output_size`` near-equal bins; ``return_indices`` adds the indices."""
+class AdaptiveAvgPool3d(_AdaptivePool):
+    """Mean over an ``output_size`` (D, H, W) grid of bins (None keeps that input size)."""
 
+    def forward(self, input: Tensor) -> Tensor:
+        return F.adaptive_avg_pool3d(input, self.output_size)
+
+
+class _AdaptiveMaxPoolNd(_AdaptivePool):
     def __init__(self, output_size: Any, return_indices: bool = False) -> None:
         super().__init__(output_size)
         self.return_indices = return_indices
+
+
+class AdaptiveMaxPool1d(_AdaptiveMaxPoolNd):
+    """Max over ``output_size`` near-equal bins; ``return_indices`` adds the indices."""
 
     def forward(self, input: Tensor) -> Any:
         return F.adaptive_max_pool1d(input, self.output_size, self.return_indices)
 
 
-class AdaptiveMaxPool2d(_AdaptivePool):
+class AdaptiveMaxPool2d(_AdaptiveMaxPoolNd):
     """Max over an ``output_size`` grid of bins; ``return_indices`` adds flat indices."""
-
-    def __init__(self, output_size: Any, return_indices: bool = False) -> None:
-        super().__init__(output_size)
-        self.return_indices = return_indices
 
     def forward(self, input: Tensor) -> Any:
         return F.adaptive_max_pool2d(input, self.output_size, self.return_indices)
+
+
+class AdaptiveMaxPool3d(_AdaptiveMaxPoolNd):
+    """Max over an ``output_size`` (D, H, W) grid of bins; ``return_indices`` adds flat
+    indices."""
+
+    def forward(self, input: Tensor) -> Any:
+        return F.adaptive_max_pool3d(input, self.output_size, self.return_indices)
 
 
 class _LPPoolNd(Module):
@@ -217,3 +267,10 @@ class LPPool2d(_LPPoolNd):
 
     def forward(self, input: Tensor) -> Tensor:
         return F.lp_pool2d(input, self.norm_type, self.kernel_size, self.stride, self.ceil_mode)
+
+
+class LPPool3d(_LPPoolNd):
+    """Power-average pooling: the ``norm_type`` norm of each window of (N, C, D, H, W) input."""
+
+    def forward(self, input: Tensor) -> Tensor:
+        return F.lp_pool3d(input, self.norm_type, self.kernel_size, self.stride, self.ceil_mode)
