@@ -28,6 +28,10 @@ __all__ = [
 
 
 class _MaxPoolNd(Module):
+    """Max pooling over ``_pool`` (``F.max_pool1d/2d/3d``, set by each subclass)."""
+
+    _pool: Any
+
     def __init__(
         self,
         kernel_size: Any,
@@ -43,6 +47,17 @@ class _MaxPoolNd(Module):
         self.padding, self.dilation = padding, dilation
         self.return_indices, self.ceil_mode = return_indices, ceil_mode
 
+    def forward(self, input: Tensor) -> Any:
+        return self._pool(
+            input,
+            self.kernel_size,
+            self.stride,
+            self.padding,
+            self.dilation,
+            ceil_mode=self.ceil_mode,
+            return_indices=self.return_indices,
+        )
+
     def extra_repr(self) -> str:
         return (
             f"kernel_size={self.kernel_size}, stride={self.stride}, padding={self.padding}, "
@@ -53,46 +68,19 @@ class _MaxPoolNd(Module):
 class MaxPool1d(_MaxPoolNd):
     """Max over sliding windows of (N, C, L) or (C, L) input."""
 
-    def forward(self, input: Tensor) -> Any:
-        return F.max_pool1d(
-            input,
-            self.kernel_size,
-            self.stride,
-            self.padding,
-            self.dilation,
-            ceil_mode=self.ceil_mode,
-            return_indices=self.return_indices,
-        )
+    _pool = staticmethod(F.max_pool1d)
 
 
 class MaxPool2d(_MaxPoolNd):
     """Max over sliding windows of (N, C, H, W) or (C, H, W) input."""
 
-    def forward(self, input: Tensor) -> Any:
-        return F.max_pool2d(
-            input,
-            self.kernel_size,
-            self.stride,
-            self.padding,
-            self.dilation,
-            ceil_mode=self.ceil_mode,
-            return_indices=self.return_indices,
-        )
+    _pool = staticmethod(F.max_pool2d)
 
 
 class MaxPool3d(_MaxPoolNd):
     """Max over sliding windows of (N, C, D, H, W) or (C, D, H, W) input."""
 
-    def forward(self, input: Tensor) -> Any:
-        return F.max_pool3d(
-            input,
-            self.kernel_size,
-            self.stride,
-            self.padding,
-            self.dilation,
-            ceil_mode=self.ceil_mode,
-            return_indices=self.return_indices,
-        )
+    _pool = staticmethod(F.max_pool3d)
 
 
 class AvgPool1d(Module):
