@@ -119,6 +119,10 @@ def _single(value: Any) -> tuple:
 
 
 class _AvgPoolNd(Module):
+    """Average pooling over ``_pool`` (``F.avg_pool2d/3d``, set by each subclass)."""
+
+    _pool: Any
+
     def __init__(
         self,
         kernel_size: Any,
@@ -134,6 +138,17 @@ class _AvgPoolNd(Module):
         self.padding, self.ceil_mode = padding, ceil_mode
         self.count_include_pad, self.divisor_override = count_include_pad, divisor_override
 
+    def forward(self, input: Tensor) -> Tensor:
+        return self._pool(
+            input,
+            self.kernel_size,
+            self.stride,
+            self.padding,
+            self.ceil_mode,
+            self.count_include_pad,
+            self.divisor_override,
+        )
+
     def extra_repr(self) -> str:
         return f"kernel_size={self.kernel_size}, stride={self.stride}, padding={self.padding}"
 
@@ -141,31 +156,13 @@ class _AvgPoolNd(Module):
 class AvgPool2d(_AvgPoolNd):
     """Mean over sliding windows of (N, C, H, W) or (C, H, W) input."""
 
-    def forward(self, input: Tensor) -> Tensor:
-        return F.avg_pool2d(
-            input,
-            self.kernel_size,
-            self.stride,
-            self.padding,
-            self.ceil_mode,
-            self.count_include_pad,
-            self.divisor_override,
-        )
+    _pool = staticmethod(F.avg_pool2d)
 
 
 class AvgPool3d(_AvgPoolNd):
     """Mean over sliding windows of (N, C, D, H, W) or (C, D, H, W) input."""
 
-    def forward(self, input: Tensor) -> Tensor:
-        return F.avg_pool3d(
-            input,
-            self.kernel_size,
-            self.stride,
-            self.padding,
-            self.ceil_mode,
-            self.count_include_pad,
-            self.divisor_override,
-        )
+    _pool = staticmethod(F.avg_pool3d)
 
 
 class _AdaptivePool(Module):
