@@ -21,6 +21,7 @@ from . import _state
 
 scopes: list[str] = []  # names of the open ranges (record_function and composite), outermost first
 profilers: list[Any] = []  # profiles inside their with block (each has ``add_range``)
+composites: set[str] = set()  # the names of the functions marked ``composite``
 
 OPTIMIZER_PREFIX = "Optimizer."  # record_function("Optimizer.step#SGD.step") as in PyTorch
 
@@ -34,11 +35,17 @@ def phase_in_scope(phase: str) -> str:
     return phase
 
 
+def outermost_composite(names: Any) -> str | None:
+    """The first composite function among ``names`` (a record's scopes), or None."""
+    return next((n for n in names if n in composites), None)
+
+
 def composite(function: F) -> F:
     """Mark ``function`` (an ``nn.functional`` function built of several ops) as one op for
     profilers and Tapes: while anything observes ops, its name is a scope the records of its
     ops carry (a Tape entry's ``scopes``), and each call is a range for the active profiles."""
     name = function.__name__
+    composites.add(name)
 
     @functools.wraps(function)
     def marked(*args: Any, **kwargs: Any) -> Any:

@@ -13,6 +13,7 @@ from __future__ import annotations
 import math
 from typing import Any
 
+from .._ranges import outermost_composite
 from ..autograd.tape import Tape, TensorInfo
 from ..profiler.events import TIMING_MODE
 
@@ -47,7 +48,9 @@ def build_profile(
     Keys: ``timing_mode``, ``total_ops``, ``has`` (which columns have data: ``gpu_time``,
     ``memory``, ``shapes``, ``call_sites``), ``rows`` (in op order), ``omitted`` (rows left
     out: count and host time), ``modules`` (time per module path and phase; backward ops count
-    for the module of the forward op they differentiate), ``memory`` (the timeline, or None
+    for the module of the forward op they differentiate), ``functions`` (the same per
+    top-level function: the outermost composite function such as ``conv2d`` an op ran in, else
+    the op itself; a backward op counts for its forward op's), ``memory`` (the timeline, or None
     when memory was not recorded) and ``blocks`` (:func:`block_view` of ``snapshot``, a
     ``tk.cuda.memory._snapshot()`` dict, or None).
     """
@@ -65,7 +68,7 @@ def build_profile(
             f"build_profile expects a tensorkit.profiler.profile or a Tape, "
             f"got {type(source).__name__}"
         )
-    _join_backward_modules(rows)
+    _join_backward(rows)
     kept = sorted(rows, key=lambda r: r["host_time_ns"], reverse=True)[:max_rows]
     kept.sort(key=lambda r: r["index"])
     return {
@@ -84,7 +87,8 @@ def build_profile(
             "host_time_ns": sum(r["host_time_ns"] for r in rows)
             - sum(r["host_time_ns"] for r in kept),
         },
-        "modules": _module_times(rows),
+        "modules": _times_by(rows, "module", NO_MODULE),
+        "functions": _times_by(rows, "function"),
         "memory": _timeline(rows, max_points),
         "blocks": None if snapshot is None else block_view(snapshot, max_points=max_points),
     }
@@ -94,7 +98,7 @@ def build_profile(
 ROW_KEYS = (
     "index", "name", "phase", "forward_index", "module", "input_shapes", "input_dtypes",
     "output_shapes", "output_dtypes", "device", "host_time_ns", "gpu_time_ns", "alloc_bytes",
-    "free_bytes", "live_bytes", "peak_bytes", "reserved_bytes", "call_site",
+    "free_bytes", "live_bytes", "peak_bytes", "reserved_bytes", "call_site", "function",
 )  # fmt: skip
 
 
@@ -126,6 +130,7 @@ def _rows_from_profile(prof: Any) -> list[dict]:
             peak_bytes=r.peak_bytes,
             reserved_bytes=r.reserved_bytes,
             call_site=r.call_site,
+            function=outermost_composite(r.scopes),
         )
         for r in prof.records
     ]
@@ -162,6 +167,7 @@ def _rows_from_tape(tape: Tape) -> list[dict]:
                 live_bytes=records.get("live_bytes"),
                 reserved_bytes=records.get("reserved_bytes"),
                 call_site=entry.call_site,
+                function=outermost_composite(entry.scopes),
             )
         )
     if not rows:
@@ -171,21 +177,26 @@ def _rows_from_tape(tape: Tape) -> list[dict]:
     return rows
 
 
-def _join_backward_modules(rows: list[dict]) -> None:
-    """A backward op without a module of its own takes the module of its forward op."""
-    module_of = {r["index"]: r["module"] for r in rows}
+def _join_backward(rows: list[dict]) -> None:
+    """A backward op takes the module and the function of the forward op it differentiates
+    where it has none of its own; an op outside any composite function is its own."""
+    forward_of = {r["index"]: r for r in rows}
     for row in rows:
-        if not row["module"] and row["forward_index"] is not None:
-            row["module"] = module_of.get(row["forward_index"], "")
+        forward = forward_of.get(row["forward_index"]) if row["forward_index"] is not None else None
+        if forward is not None:
+            row["module"] = row["module"] or forward["module"]
+            row["function"] = row["function"] or forward["function"] or forward["name"]
+        row["function"] = row["function"] or row["name"]
 
 
-def _module_times(rows: list[dict]) -> list[dict]:
-    """Host (and GPU) time per module path and phase, largest total first."""
-    modules: dict[str, dict] = {}
+def _times_by(rows: list[dict], key: str, empty: str = "") -> list[dict]:
+    """Host (and GPU) time per value of ``key`` (a module path, a function) and phase,
+    largest total first; rows without a value count under ``empty``."""
+    groups: dict[str, dict] = {}
     for row in rows:
-        name = row["module"] or NO_MODULE
-        entry = modules.setdefault(
-            name, {"module": name, "count": 0, "total_ns": 0, "host_ns": {}, "gpu_ns": {}}
+        name = row[key] or empty
+        entry = groups.setdefault(
+            name, {key: name, "count": 0, "total_ns": 0, "host_ns": {}, "gpu_ns": {}}
         )
         entry["count"] += 1
         entry["total_ns"] += row["host_time_ns"]
@@ -193,7 +204,7 @@ def _module_times(rows: list[dict]) -> list[dict]:
         entry["host_ns"][phase] = entry["host_ns"].get(phase, 0) + row["host_time_ns"]
         if row["gpu_time_ns"] is not None:
             entry["gpu_ns"][phase] = entry["gpu_ns"].get(phase, 0) + row["gpu_time_ns"]
-    return sorted(modules.values(), key=lambda m: m["total_ns"], reverse=True)
+    return sorted(groups.values(), key=lambda m: m["total_ns"], reverse=True)
 
 
 # ------------------------------------------------------------------------ memory timeline

@@ -90,6 +90,28 @@ def test_module_totals_are_sums_of_rows(run: tuple[Any, Tape]) -> None:
     assert totals == sorted(totals, reverse=True)
 
 
+def test_function_totals_group_ops_under_their_composite(run: tuple[Any, Tape]) -> None:
+    prof, tape = run
+    model = build_profile(prof)
+    rows = model["rows"]
+    by_index = {r["index"]: r for r in rows}
+    matmul = next(r for r in rows if r["name"] == "matmul")
+    assert matmul["function"] == "linear"  # F.linear is a composite function
+    relu = next(r for r in rows if r["name"] == "relu")
+    assert relu["function"] == "relu"  # an op outside any composite stands for itself
+    for row in rows:
+        if row["forward_index"] is not None:  # backward time joins its forward op's function
+            assert row["function"] == by_index[row["forward_index"]]["function"]
+    functions = {f["function"]: f for f in model["functions"]}
+    assert {"linear", "mse_loss", "relu"} <= set(functions)
+    assert set(functions["linear"]["host_ns"]) == {"forward", "backward"}
+    for name, group in functions.items():
+        mine = [r for r in rows if r["function"] == name]
+        assert group["count"] == len(mine)
+        assert group["total_ns"] == sum(r["host_time_ns"] for r in mine)
+    assert build_profile(tape)["functions"] == model["functions"]  # a Tape inside agrees
+
+
 def test_cpu_memory_timeline(run: tuple[Any, Tape]) -> None:
     prof, _ = run
     memory = build_profile(prof)["memory"]

@@ -10,7 +10,7 @@ import {
   bytesText,
   cellText,
   linkedIndices,
-  moduleBars,
+  groupBars,
   nextSort,
   sortRows,
   stateTotals,
@@ -82,11 +82,11 @@ function opTable(model, onSelect) {
 }
 
 /**
- * Time by module, one stacked bar (forward, backward, optimizer) per module path;
- * `update(module)` marks the selected op's module.
+ * Time by module path or by function (`key`), one stacked bar (forward, backward,
+ * optimizer) per group; `update(name)` marks the selected op's group.
  */
-function moduleTable(model) {
-  const rows = moduleBars(model.modules || []).map(({ module, parts }) => {
+function groupTable(groups, key) {
+  const rows = groupBars(groups || [], key).map(({ name, parts }) => {
     const bar = h(
       "div",
       { class: "tk-profile-bar" },
@@ -99,17 +99,17 @@ function moduleTable(model) {
       ),
     );
     const text = parts.map((p) => `${p.phase} ${timeText(p.ns)}`).join(", ");
-    return h("tr", { "data-module": module }, [
-      h("td", { text: module }),
+    return h("tr", { "data-group": name }, [
+      h("td", { text: name }),
       h("td", { class: "tk-profile-bar-cell" }, [bar]),
       h("td", { class: "tk-muted", text }),
     ]);
   });
   return {
-    element: h("table", { class: "tk-profile-modules" }, [h("tbody", {}, rows)]),
-    update(selectedModule) {
+    element: h("table", { class: `tk-profile-groups tk-profile-${key}s` }, [h("tbody", {}, rows)]),
+    update(selected) {
       for (const tr of rows) {
-        tr.classList.toggle("tk-module-of-selected", tr.dataset.module === selectedModule);
+        tr.classList.toggle("tk-group-of-selected", tr.dataset.group === selected);
       }
     },
   };
@@ -214,13 +214,15 @@ function render({ model, el }) {
     parts.table.update(selected, linkedIndices(parts.rows, selected), reveal);
     const row = parts.rows.find((r) => r.index === selected);
     parts.modules.update(row ? row.module || NO_MODULE : null);
+    parts.functions.update(row ? row.function : null);
     if (parts.timeline) parts.timeline.update(selected);
   };
   const build = () => {
     const data = model.get("model") || {};
     const rows = data.rows || [];
     const table = opTable(data, select);
-    const modules = moduleTable(data);
+    const modules = groupTable(data.modules, "module");
+    const functions = groupTable(data.functions, "function");
     const memory = data.memory ? timeline(data.memory, select) : null;
     const omitted = data.omitted || {};
     const summary =
@@ -236,10 +238,13 @@ function render({ model, el }) {
       ]),
       section("Ops (click a header to sort, a row to select)", [table.element]),
       section("Time by module", [modules.element]),
+      section("Time by function (conv2d, linear, ... with their ops; other ops by name)", [
+        functions.element,
+      ]),
       memory ? section("Memory", [memory.element]) : "",
       data.blocks ? section("Allocator blocks", [blockView(data.blocks)]) : "",
     );
-    parts = { rows, table, modules, timeline: memory };
+    parts = { rows, table, modules, functions, timeline: memory };
     mark(false);
   };
   const onSelected = () => mark(true);

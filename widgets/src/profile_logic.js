@@ -233,14 +233,15 @@ export function stateTotals(blocks, event) {
 }
 
 /**
- * Bar segments of each module's time by phase, as fractions of the largest module total.
- * @param {object[]} modules the model's `modules`
- * @returns {{module: string, parts: {phase: string, fraction: number, ns: number}[]}[]}
+ * Bar segments of each group's time by phase, as fractions of the largest group total.
+ * @param {object[]} groups the model's `modules` or `functions`
+ * @param {string} key the field naming a group ("module" or "function")
+ * @returns {{name: string, parts: {phase: string, fraction: number, ns: number}[]}[]}
  */
-export function moduleBars(modules) {
-  const top = Math.max(1, ...modules.map((m) => m.total_ns));
-  return modules.map((m) => ({
-    module: m.module,
-    parts: Object.entries(m.host_ns).map(([phase, ns]) => ({ phase, ns, fraction: ns / top })),
+export function groupBars(groups, key) {
+  const top = Math.max(1, ...groups.map((g) => g.total_ns));
+  return groups.map((g) => ({
+    name: g[key],
+    parts: Object.entries(g.host_ns).map(([phase, ns]) => ({ phase, ns, fraction: ns / top })),
   }));
 }

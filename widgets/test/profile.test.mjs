@@ -7,7 +7,7 @@ import {
   bytesText,
   cellText,
   linkedIndices,
-  moduleBars,
+  groupBars,
   nextSort,
   sortRows,
   stateTotals,
@@ -124,11 +124,17 @@ test("blockAt and stateTotals reduce each block's history at an event", () => {
   assert.deepEqual(stateTotals(blocks, 9), { in_use: 256, cached: 0, returned: 128 });
 });
 
-test("moduleBars scales phases by the largest module", () => {
-  const bars = moduleBars([
-    { module: "net.0", total_ns: 400, host_ns: { forward: 100, backward: 300 } },
-    { module: "net.1", total_ns: 200, host_ns: { forward: 200 } },
-  ]);
+test("groupBars scales phases by the largest group", () => {
+  const bars = groupBars(
+    [
+      { module: "net.0", total_ns: 400, host_ns: { forward: 100, backward: 300 } },
+      { module: "net.1", total_ns: 200, host_ns: { forward: 200 } },
+    ],
+    "module",
+  );
+  assert.deepEqual(bars.map((b) => b.name), ["net.0", "net.1"]);
   assert.deepEqual(bars[0].parts.map((p) => p.fraction), [0.25, 0.75]);
   assert.deepEqual(bars[1].parts, [{ phase: "forward", ns: 200, fraction: 0.5 }]);
+  const functions = groupBars([{ function: "conv2d", total_ns: 5, host_ns: { forward: 5 } }], "function");
+  assert.equal(functions[0].name, "conv2d");
 });

@@ -1,4 +1,4 @@
-/* tensorkit widgets bundle: esbuild 0.28.2, widgets/src sha256=d2910745c7d49bd34baed7c6467707c22cc011d64a624ea87b70d156273a04b4 */
+/* tensorkit widgets bundle: esbuild 0.28.2, widgets/src sha256=92cfec2121b24883c9b8e49ad4b70f5d55dfafc7b80e015e6fe07b0e89f26db1 */
 
 // widgets/src/format.js
 function shapeText(shape) {
@@ -168,11 +168,11 @@ function stateTotals(blocks, event) {
   }
   return totals;
 }
-function moduleBars(modules) {
-  const top = Math.max(1, ...modules.map((m) => m.total_ns));
-  return modules.map((m) => ({
-    module: m.module,
-    parts: Object.entries(m.host_ns).map(([phase, ns]) => ({ phase, ns, fraction: ns / top }))
+function groupBars(groups, key) {
+  const top = Math.max(1, ...groups.map((g) => g.total_ns));
+  return groups.map((g) => ({
+    name: g[key],
+    parts: Object.entries(g.host_ns).map(([phase, ns]) => ({ phase, ns, fraction: ns / top }))
   }));
 }
 
@@ -231,8 +231,8 @@ function opTable(model, onSelect) {
     }
   };
 }
-function moduleTable(model) {
-  const rows = moduleBars(model.modules || []).map(({ module, parts }) => {
+function groupTable(groups, key) {
+  const rows = groupBars(groups || [], key).map(({ name, parts }) => {
     const bar = h(
       "div",
       { class: "tk-profile-bar" },
@@ -245,17 +245,17 @@ function moduleTable(model) {
       )
     );
     const text = parts.map((p) => `${p.phase} ${timeText(p.ns)}`).join(", ");
-    return h("tr", { "data-module": module }, [
-      h("td", { text: module }),
+    return h("tr", { "data-group": name }, [
+      h("td", { text: name }),
       h("td", { class: "tk-profile-bar-cell" }, [bar]),
       h("td", { class: "tk-muted", text })
     ]);
   });
   return {
-    element: h("table", { class: "tk-profile-modules" }, [h("tbody", {}, rows)]),
-    update(selectedModule) {
+    element: h("table", { class: `tk-profile-groups tk-profile-${key}s` }, [h("tbody", {}, rows)]),
+    update(selected) {
       for (const tr of rows) {
-        tr.classList.toggle("tk-module-of-selected", tr.dataset.module === selectedModule);
+        tr.classList.toggle("tk-group-of-selected", tr.dataset.group === selected);
       }
     }
   };
@@ -345,13 +345,15 @@ function render({ model, el }) {
     parts.table.update(selected, linkedIndices(parts.rows, selected), reveal);
     const row = parts.rows.find((r) => r.index === selected);
     parts.modules.update(row ? row.module || NO_MODULE : null);
+    parts.functions.update(row ? row.function : null);
     if (parts.timeline) parts.timeline.update(selected);
   };
   const build = () => {
     const data = model.get("model") || {};
     const rows = data.rows || [];
     const table = opTable(data, select);
-    const modules = moduleTable(data);
+    const modules = groupTable(data.modules, "module");
+    const functions = groupTable(data.functions, "function");
     const memory = data.memory ? timeline(data.memory, select) : null;
     const omitted = data.omitted || {};
     const summary = `${data.total_ops || 0} ops` + (omitted.count ? ` \xB7 showing the ${rows.length} most expensive; ${omitted.count} more (${timeText(omitted.host_time_ns)} host time) not shown` : "");
@@ -362,10 +364,13 @@ function render({ model, el }) {
       ]),
       section("Ops (click a header to sort, a row to select)", [table.element]),
       section("Time by module", [modules.element]),
+      section("Time by function (conv2d, linear, ... with their ops; other ops by name)", [
+        functions.element
+      ]),
       memory ? section("Memory", [memory.element]) : "",
       data.blocks ? section("Allocator blocks", [blockView(data.blocks)]) : ""
     );
-    parts = { rows, table, modules, timeline: memory };
+    parts = { rows, table, modules, functions, timeline: memory };
     mark(false);
   };
   const onSelected = () => mark(true);

@@ -1,4 +1,4 @@
-/* tensorkit widgets bundle: esbuild 0.28.2, widgets/src sha256=d2910745c7d49bd34baed7c6467707c22cc011d64a624ea87b70d156273a04b4 */
+/* tensorkit widgets bundle: esbuild 0.28.2, widgets/src sha256=92cfec2121b24883c9b8e49ad4b70f5d55dfafc7b80e015e6fe07b0e89f26db1 */
 
 // widgets/src/format.js
 function shapeText(shape) {
