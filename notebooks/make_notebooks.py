@@ -517,10 +517,11 @@ prof.plot_memory_timeline()
     md("""
 ## The profile view, linked to the graph
 
-Record a `Tape` inside the same profile and `prof.show(tape=tape)` puts the sortable op table,
-the time by module and by function and the memory timeline under the tape's graph: click a row to find its op
-in the graph, or a node to find its rows. (A Tape records every op, so the backward here is
-op by op.) Colour the graph by forward time, backward time or bytes from its menu.
+Record a `Tape` inside the same profile and `prof.show(tape=tape)` puts the sortable op
+table, the time by module and by function and the memory timeline under the tape's graph:
+click a row to find its op in the graph, or a node to find its rows. (A Tape records every
+op, so the backward here is op by op.) Colour the graph by forward time, backward time or
+bytes from its menu.
 """),
     code("""
 with (

@@ -176,7 +176,8 @@ def _columns(model: dict) -> list[tuple]:
 
 def profile_html(model: dict) -> str:
     """The profile as static HTML (for renders without a kernel): the timing mode, the op
-    table (same classes and data attributes as the widget's), time by module and peak memory."""
+    table (same classes and data attributes as the widget's), time by module and by function,
+    and peak memory."""
     esc = html.escape
     columns = _columns(model)
     head = "".join(
@@ -204,12 +205,7 @@ def profile_html(model: dict) -> str:
             f"<p class='tk-muted'>{esc(str(omitted['count']))} cheaper ops not shown "
             f"({format_time(omitted.get('host_time_ns', 0))} host time)</p>"
         )
-    modules = "".join(
-        f"<tr><td>{esc(str(m['module']))}</td><td class='tk-num'>{esc(str(m['count']))}</td>"
-        f"<td class='tk-num'>{format_time(m['host_ns'].get('forward', 0))}</td>"
-        f"<td class='tk-num'>{format_time(m['host_ns'].get('backward', 0))}</td></tr>"
-        for m in model.get("modules", [])
-    )
+    groups = "".join(_group_table(model.get(f"{key}s", []), key) for key in ("module", "function"))
     memory = model.get("memory")
     peak = ""
     if memory:
@@ -222,10 +218,22 @@ def profile_html(model: dict) -> str:
         f"<p class='tk-muted'>{esc(str(model.get('total_ops', 0)))} ops; timing: "
         f"{esc(str(model.get('timing_mode', '')))}</p>"
         f'<table class="tk-profile-table"><thead><tr>{head}</tr></thead>'
-        f"<tbody>{''.join(body)}</tbody></table>{note}"
-        '<table class="tk-profile-modules"><thead><tr><th>module</th><th>ops</th>'
-        f"<th>forward</th><th>backward</th></tr></thead><tbody>{modules}</tbody></table>"
-        f"{peak}</div>"
+        f"<tbody>{''.join(body)}</tbody></table>{note}{groups}{peak}</div>"
+    )
+
+
+def _group_table(groups: list[dict], key: str) -> str:
+    """Time by module path or by function (``key``): ops, forward and backward time."""
+    esc = html.escape
+    rows = "".join(
+        f"<tr><td>{esc(str(g[key]))}</td><td class='tk-num'>{esc(str(g['count']))}</td>"
+        f"<td class='tk-num'>{format_time(g['host_ns'].get('forward', 0))}</td>"
+        f"<td class='tk-num'>{format_time(g['host_ns'].get('backward', 0))}</td></tr>"
+        for g in groups
+    )
+    return (
+        f'<table class="tk-profile-groups tk-profile-{key}s"><thead><tr><th>{key}</th>'
+        f"<th>ops</th><th>forward</th><th>backward</th></tr></thead><tbody>{rows}</tbody></table>"
     )
 
 
