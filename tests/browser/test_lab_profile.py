@@ -78,3 +78,21 @@ def test_profile_table_sorts_on_header_clicks(open_notebook, expect) -> None:
     names = [events[i][0] for i in _shown_indices(page)]
     assert names == sorted(names, key=str.lower, reverse=True)
     assert nb.errors() == []
+
+
+def test_time_by_function_marks_the_selected_ops_function(open_notebook, expect) -> None:
+    nb = open_notebook("profile_functions.ipynb", [PROFILE, EVENTS])
+    nb.run_all()
+    assert nb.errors() == []
+    events = nb.printed("EXPECT")
+    page = nb.page
+    functions = page.locator(".tk-profile table.tk-profile-functions tbody tr")
+    expect(functions.first).to_be_visible()
+    groups = functions.evaluate_all("trs => trs.map(tr => tr.dataset.group)")
+    assert "linear" in groups and "relu" in groups  # F.linear's ops under it; relu by name
+    matmul = next(i for i, (name, _) in events.items() if name == "matmul")
+    page.locator(f'{TABLE} tbody tr[data-index="{matmul}"]').click()
+    marked = page.locator(".tk-profile-functions tr.tk-group-of-selected")
+    expect(marked).to_have_count(1)
+    expect(marked).to_have_attribute("data-group", "linear")
+    assert nb.errors() == []
