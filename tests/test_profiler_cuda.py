@@ -405,10 +405,9 @@ def test_cuda_memory_comes_from_the_caching_allocator(
     del cpu, z
 
 
-def test_memory_timeline_draws_each_device_and_the_pools_reserved_bytes(
-    fake: StandInCupy, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    pytest.importorskip("matplotlib")
+@pytest.fixture
+def mixed_prof(fake: StandInCupy, monkeypatch: pytest.MonkeyPatch) -> Iterator[profiler.profile]:
+    """A memory profile of three ops: on CUDA (pool-allocating exp), the CPU, CUDA again."""
     monkeypatch.setattr(fake, "exp", pooled_exp(fake), raising=False)
     x = tk.ones(4, device="cuda")
     host = tk.ones(1000, dtype=tk.float64)
@@ -416,6 +415,15 @@ def test_memory_timeline_draws_each_device_and_the_pools_reserved_bytes(
         y = x.exp()
         cpu = host * 2
         z = y.exp()
+    yield prof
+    del y, cpu, z
+
+
+def test_memory_timeline_draws_each_device_and_the_pools_reserved_bytes(
+    mixed_prof: profiler.profile,
+) -> None:
+    pytest.importorskip("matplotlib")
+    prof = mixed_prof
     ax = prof.plot_memory_timeline().axes[0]
     lines = {line.get_label(): line for line in ax.get_lines()}
     assert set(lines) == {"allocated (cpu)", "allocated (cuda:0)", "reserved (cuda:0)"}
@@ -429,31 +437,21 @@ def test_memory_timeline_draws_each_device_and_the_pools_reserved_bytes(
         f"peak {records[1].live_bytes:,} B (cpu)",
         f"peak {max(r.live_bytes for r in records[::2]):,} B (cuda:0)",
     }
-    del y, cpu, z
 
 
-def test_the_profile_views_timeline_draws_one_device(
-    fake: StandInCupy, monkeypatch: pytest.MonkeyPatch
-) -> None:
+def test_the_profile_views_timeline_draws_one_device(mixed_prof: profiler.profile) -> None:
     from tensorkit.notebook.profile_model import build_profile
 
-    monkeypatch.setattr(fake, "exp", pooled_exp(fake), raising=False)
-    x = tk.ones(4, device="cuda")
-    host = tk.ones(1000, dtype=tk.float64)
-    with profiler.profile(record_memory=True) as prof:
-        y = x.exp()
-        cpu = host * 2
-        z = y.exp()
+    prof = mixed_prof
     timeline = build_profile(prof)["memory"]
     records = prof.records
     assert timeline["device"] == "cuda:0" and timeline["index"] == [0, 2]
     assert timeline["allocated"] == [records[0].live_bytes, records[2].live_bytes]
     assert "cuda:0 only (1 op on other devices not drawn)" in timeline["allocator"]
     with profiler.profile(record_memory=True) as cpu_only:
-        host * 3
+        tk.ones(3) * 3
     timeline = build_profile(cpu_only)["memory"]
     assert timeline["device"] == "cpu" and "not drawn" not in timeline["allocator"]
-    del y, cpu, z
 
 
 def test_a_composite_range_has_the_gpu_time_of_its_ops(fake: StandInCupy) -> None:
