@@ -33,6 +33,8 @@ needs_safetensors = pytest.mark.skipif(
 )
 
 STRUCTURE, TENSORS, CHECKSUMS = "tensorkit.structure", "tensorkit.tensors", "tensorkit.checksums"
+FORMAT, HEADER = "tensorkit.format", "tensorkit.header"
+DATA = Path(__file__).resolve().parent / "data"
 ALL_DTYPES = [
     tk.bool,
     tk.uint8,
@@ -75,13 +77,16 @@ def _meta(blob: bytes, key: str) -> Any:
     return json.loads(_split(blob)[0]["__metadata__"][key])
 
 
-def _set_meta(blob: bytes, key: str, text: str | None) -> bytes:
-    """``blob`` with one ``__metadata__`` entry replaced by raw text (None removes it)."""
+def _set_meta(blob: bytes, key: str, text: str | None, *, sign: bool = True) -> bytes:
+    """``blob`` with one ``__metadata__`` entry replaced by raw text (None removes it), the
+    header checksum recomputed (``sign``) so that the checks behind it are reached."""
     header, data = _split(blob)
     if text is None:
         del header["__metadata__"][key]
     else:
         header["__metadata__"][key] = text
+    if sign and key != HEADER:
+        header["__metadata__"][HEADER] = serialization.header_digest(header)
     return _raw(header, data)
 
 
@@ -304,7 +309,7 @@ def test_safetensors_reads_what_tensorkit_writes(tmp_path: Path) -> None:
             expected = np.stack([expected.real, expected.imag], axis=-1)
         assert _same_bits(arrays[name], expected), name
     with safetensors.safe_open(path, "np") as opened:
-        assert opened.metadata()["tensorkit.format"] == "1"
+        assert opened.metadata()["tensorkit.format"] == "2"
 
 
 @needs_safetensors
@@ -461,7 +466,7 @@ HOSTILE = {
     ),
     "huge shape, small offsets": (
         _raw({"a": {"dtype": "F32", "shape": [2**40, 2**40], "data_offsets": [0, 8]}}, b"0" * 8),
-        "needs 4835703278458516698824704 bytes",
+        r"shape \[1099511627776, 1099511627776\] of F32 is too large for any array",
     ),
     "reversed offsets": (
         _raw({"a": {**_F32x2, "data_offsets": [8, 0]}}, bytes(8)),
@@ -488,7 +493,24 @@ HOSTILE = {
         _raw({"a": {"dtype": "BOOL", "shape": [2], "data_offsets": [0, 2]}}, b"\x01\x02"),
         "bool tensor 'a' holds bytes other than 0, 1",
     ),
-    "unknown format version": (_set_meta(_BASE, "tensorkit.format", "2"), "format '2'"),
+    "unknown format version": (_set_meta(_BASE, FORMAT, "3"), "format '3' is not one"),
+    "format key damaged": (
+        _set_meta(_BASE, FORMAT, None),
+        "has tensorkit metadata .* but no 'tensorkit.format': the file is corrupt",
+    ),
+    "header checksum missing": (_set_meta(_BASE, HEADER, None), "has no 'tensorkit.header'"),
+    "header checksum wrong": (
+        _set_meta(_BASE, HEADER, "0" * 64),
+        r"the header does not match its SHA-256 checksum \(tensorkit.header\)",
+    ),
+    "format 1 with a header checksum": (
+        _set_meta(_BASE, FORMAT, "1"),
+        "a format 1 checkpoint has no 'tensorkit.header'",
+    ),
+    "zero-size tensor of huge dimensions": (
+        _raw({"a": {"dtype": "F32", "shape": [0, 2**40, 2**40], "data_offsets": [0, 0]}}),
+        r"tensor 'a': shape \[0, 1099511627776, 1099511627776\] of F32 is too large for any",
+    ),
     "structure missing": (_set_meta(_BASE, STRUCTURE, None), "has no 'tensorkit.structure'"),
     "structure not json": (_set_meta(_BASE, STRUCTURE, "{"), "tensorkit.structure is not valid"),
     "structure refers to an absent tensor": (
@@ -631,6 +653,100 @@ def test_flipped_bit_fails_the_checksum(position: float) -> None:
     blob[index] ^= 0x10
     with pytest.raises(CheckpointError, match="tensor 'weight' does not match its SHA-256"):
         load(io.BytesIO(bytes(blob)))
+
+
+def _training_checkpoint() -> tuple[dict, bytes]:
+    """A small model + optimizer + epoch checkpoint, after one Adam step."""
+    tk.manual_seed(0)
+    model = tk.nn.Linear(3, 2)
+    optimizer = tk.optim.Adam(model.parameters(), lr=0.01)
+    model(tk.randn(4, 3)).sum().backward()
+    optimizer.step()
+    obj = {"model": model.state_dict(), "optim": optimizer.state_dict(), "epoch": 7}
+    return obj, _checkpoint(obj)
+
+
+def _assert_same_content(loaded: Any, original: Any, path: str = "obj") -> None:
+    """Equal types, keys in order, values, and tensors bit for bit (dtype, device, flags)."""
+    assert type(loaded) is type(original), path
+    if isinstance(original, tk.Tensor):
+        _assert_same_tensor(loaded, original)
+    elif isinstance(original, dict):
+        assert list(loaded) == list(original), path
+        assert [type(k) for k in loaded] == [type(k) for k in original], path
+        for key in original:
+            _assert_same_content(loaded[key], original[key], f"{path}[{key!r}]")
+    elif isinstance(original, list | tuple):
+        assert len(loaded) == len(original), path
+        for index, (a, b) in enumerate(zip(loaded, original, strict=True)):
+            _assert_same_content(a, b, f"{path}[{index}]")
+    else:
+        assert loaded == original, path
+
+
+def test_every_bit_flip_is_caught_or_changes_nothing() -> None:
+    original, blob = _training_checkpoint()
+    assert _meta(blob, STRUCTURE) and json.loads(_split(blob)[0]["__metadata__"][FORMAT]) == 2
+    _assert_same_content(load(io.BytesIO(blob)), original)
+    flipped = bytearray(blob)
+    outcomes: dict[str, int] = defaultdict(int)
+    for index in range(len(blob)):
+        for bit in range(8):
+            flipped[index] ^= 1 << bit
+            try:
+                loaded = load(io.BytesIO(flipped))
+            except CheckpointError as error:
+                assert str(error).startswith("<BytesIO>: "), error  # names the file
+                outcomes["refused"] += 1
+            else:
+                _assert_same_content(loaded, original, f"bit {bit} of byte {index}: obj")
+                outcomes["identical"] += 1
+            flipped[index] ^= 1 << bit
+    assert outcomes["refused"] + outcomes["identical"] == 8 * len(blob)
+    assert outcomes["refused"] > 0.99 * 8 * len(blob), dict(outcomes)
+
+
+@pytest.mark.parametrize(
+    ("old", "new"),
+    [
+        ('"tensorkit.format":"2"', '"tensorkit.formaT":"2"'),  # was taken for a foreign file
+        ('{\\"float\\":\\"0.01\\"}', '{\\"float\\":\\"0.02\\"}'),  # the learning rate
+        ('[\\"epoch\\",7]', '[\\"epoch\\",8]'),
+        ('[\\"exp_avg\\",', '[\\"exp_avh\\",'),  # a key name
+        ('"shape":[2,3]', '"shape":[3,2]'),  # a tensor's shape, same bytes
+    ],
+    ids=["format key", "learning rate", "epoch", "key name", "shape"],
+)
+def test_edited_metadata_fails_the_header_checksum(old: str, new: str) -> None:
+    _, blob = _training_checkpoint()
+    assert blob.count(old.encode()) >= 1, old
+    edited = blob.replace(old.encode(), new.encode(), 1)
+    message = "the header does not match its SHA-256 checksum|the header has tensorkit metadata"
+    with pytest.raises(CheckpointError, match=f"^<BytesIO>: ({message})"):
+        load(io.BytesIO(edited))
+
+
+def test_header_checksum_is_sha256_of_the_sorted_header_without_it() -> None:
+    _, blob = _training_checkpoint()
+    header, _ = _split(blob)
+    stored = header["__metadata__"].pop(HEADER)
+    text = json.dumps(header, sort_keys=True, separators=(",", ":"), ensure_ascii=True)
+    assert stored == hashlib.sha256(text.encode()).hexdigest()
+
+
+def test_format_1_checkpoints_still_load() -> None:
+    """Written by tensorkit before the header checksum (commit a54ab61), by this code:
+    ``tk.manual_seed(0)``, Linear(3, 2), one Adam step, ``{"model", "optim", "epoch": 7}``."""
+    path = DATA / "checkpoint_format1.safetensors"
+    assert _meta(path.read_bytes(), FORMAT) == 1 and HEADER not in _split(path.read_bytes())[0]
+    original, _ = _training_checkpoint()
+    _assert_same_content(load(path), original)
+
+
+def test_foreign_safetensors_with_other_metadata_loads_as_a_dict() -> None:
+    blob = _raw({"__metadata__": {"format": "pt"}, "w": _F32x2}, np.ones(2, "<f4").tobytes())
+    loaded = load(io.BytesIO(blob))
+    assert list(loaded) == ["w"] and loaded["w"].tolist() == [1.0, 1.0]
 
 
 def test_checksums_are_sha256_of_the_stored_bytes() -> None:

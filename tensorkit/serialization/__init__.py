@@ -3,8 +3,11 @@
 A checkpoint is a plain safetensors file, so other safetensors tools read its tensors.
 ``__metadata__`` holds, as JSON strings, the format version (``tensorkit.format``), the
 object's structure with tensors replaced by names (``tensorkit.structure``), each tensor's
-device, ``requires_grad`` and complex flag (``tensorkit.tensors``), and the SHA-256 of each
-tensor's bytes (``tensorkit.checksums``).
+device, ``requires_grad`` and complex flag (``tensorkit.tensors``), the SHA-256 of each
+tensor's bytes (``tensorkit.checksums``) and the SHA-256 of the rest of the header
+(``tensorkit.header``: every tensor's dtype, shape and offsets and every other metadata key,
+as :func:`header_digest` serializes them), so no change to the file goes unnoticed unless
+it leaves every value as it was.
 
 - Objects: tensors (``nn.Parameter`` loads as one), and dicts (also OrderedDicts), lists,
   tuples and sets of them and of str, bytes, int, float, complex, bool, None, ``tk.Size``,
@@ -15,13 +18,17 @@ tensor's bytes (``tensorkit.checksums``).
 - Names: a tensor's path joined by dots, so a state dict keeps its keys (``fc.weight``).
 - Complex tensors are stored as their real view with a trailing dimension of 2 (as
   ``torch.view_as_real``), flagged in ``tensorkit.tensors``; other tools see that float tensor.
-- Saving to a path is atomic: the old file stays intact until the new one is complete.
+- Saving to a path is atomic: the old file stays intact until the new one is complete. A new
+  file gets the mode of the user's other files (0666 less the umask); a replaced one keeps its.
 - Loading never runs code from the file: it parses JSON and copies bytes, checks every field
-  against the file's size before reading data, verifies each checksum and raises
-  :class:`CheckpointError` for anything malformed. ``weights_only``, ``mmap``,
-  ``pickle_module`` and ``pickle_protocol`` exist for PyTorch compatibility and change
-  nothing: a checkpoint can only ever hold data.
+  against the file's size before reading data, verifies the header's and each tensor's
+  checksum and raises :class:`CheckpointError` for anything malformed. A file with any
+  ``tensorkit.*`` metadata key is taken for a checkpoint and must pass every check.
+  ``weights_only``, ``mmap``, ``pickle_module`` and ``pickle_protocol`` exist for PyTorch
+  compatibility and change nothing: a checkpoint can only ever hold data.
 - A safetensors file without tensorkit metadata loads as a dict of its tensors (on the cpu).
+- Format versions: 2 (this one) added ``tensorkit.header``; files of format 1, written by
+  earlier tensorkit releases, still load, with the per-tensor checksums only.
 """
 
 from __future__ import annotations
@@ -39,17 +46,28 @@ import numpy as np
 from .._backend import as_device, cpu, device, to_device_array
 from ..tensor import Tensor, wrap
 from ._files import atomic_write, is_path, open_source
-from ._format import CheckpointError, Entry, Header, as_bytes, parse_json, read_data, read_header
+from ._format import (
+    CheckpointError,
+    Entry,
+    Header,
+    as_bytes,
+    layout,
+    parse_json,
+    read_data,
+    read_header,
+)
 from ._format import write as write_safetensors
 from ._tree import flatten, unflatten
 
 __all__ = ["CheckpointError", "load", "save"]
 
-FORMAT_VERSION = "1"
+FORMAT_VERSION = "2"
+READABLE_VERSIONS = ("1", "2")  # 1 has no header checksum
 FORMAT_KEY = "tensorkit.format"
 STRUCTURE_KEY = "tensorkit.structure"
 TENSORS_KEY = "tensorkit.tensors"
 CHECKSUMS_KEY = "tensorkit.checksums"
+HEADER_KEY = "tensorkit.header"
 
 _INFO_KEYS = {"device", "requires_grad", "complex"}
 _OPTIONAL_INFO_KEYS = {"parameter"}
@@ -88,13 +106,15 @@ def save(obj: Any, f: FileLike, pickle_module: Any = None, pickle_protocol: int 
         TENSORS_KEY: _dumps(infos),
         CHECKSUMS_KEY: _dumps(checksums),
     }
+    header = layout(arrays, metadata)
+    metadata[HEADER_KEY] = header_digest(header)
     if is_path(f):
         parent = os.path.dirname(os.path.abspath(os.fsdecode(f)))
         if not os.path.isdir(parent):
             raise RuntimeError(f"Parent directory {parent} does not exist.")
-        atomic_write(f, lambda stream: write_safetensors(stream, arrays, metadata))
+        atomic_write(f, lambda stream: write_safetensors(stream, header, arrays))
     elif callable(getattr(f, "write", None)):
-        write_safetensors(f, arrays, metadata)
+        write_safetensors(f, header, arrays)
     else:
         raise TypeError(
             f"save() expects a path or a binary file-like object, got {type(f).__name__}"
@@ -158,6 +178,16 @@ def _dumps(value: Any) -> str:
     return json.dumps(value, separators=(",", ":"))
 
 
+def header_digest(header: dict[str, Any]) -> str:
+    """The SHA-256 (hex) of a header's JSON object without its ``tensorkit.header`` entry,
+    serialized as compact JSON with sorted keys and ASCII escapes (so any change to a tensor's
+    dtype, shape or offsets, or to any metadata key or value, changes it)."""
+    metadata = {k: v for k, v in header.get("__metadata__", {}).items() if k != HEADER_KEY}
+    signed = {**header, "__metadata__": metadata}
+    text = json.dumps(signed, sort_keys=True, separators=(",", ":"), ensure_ascii=True)
+    return hashlib.sha256(text.encode("ascii")).hexdigest()
+
+
 def _stored_array(tensor: Tensor) -> np.ndarray:
     """The tensor's data on the host, C-contiguous and little-endian; complex as a real view."""
     host = to_device_array(tensor._data, cpu)
@@ -173,13 +203,32 @@ def _read_plan(
 ) -> tuple[Any, dict[str, dict[str, Any]], dict[str, str]] | None:
     """The checked structure, tensor infos and checksums; None for a foreign safetensors file."""
     metadata = header.metadata
-    if FORMAT_KEY not in metadata:
+    ours = [key for key in metadata if key.startswith("tensorkit")]
+    if not ours:
         return None
-    if metadata[FORMAT_KEY] != FORMAT_VERSION:
+    if FORMAT_KEY not in metadata:
         raise CheckpointError(
-            f"{source}: tensorkit checkpoint format {metadata[FORMAT_KEY]!r} is not one this "
-            f"version reads ({FORMAT_VERSION!r})"
+            f"{source}: the header has tensorkit metadata ({', '.join(map(repr, ours))}) but no "
+            f"{FORMAT_KEY!r}: the file is corrupt"
         )
+    version = metadata[FORMAT_KEY]
+    if version not in READABLE_VERSIONS:
+        raise CheckpointError(
+            f"{source}: tensorkit checkpoint format {version!r} is not one this version reads "
+            f"({', '.join(map(repr, READABLE_VERSIONS))}); the file is corrupt or newer"
+        )
+    if version == "1" and HEADER_KEY in metadata:
+        raise CheckpointError(
+            f"{source}: a format 1 checkpoint has no {HEADER_KEY!r}: the file is corrupt"
+        )
+    if version != "1":
+        if HEADER_KEY not in metadata:
+            raise CheckpointError(f"{source}: __metadata__ has no {HEADER_KEY!r}")
+        if header_digest(header.raw) != metadata[HEADER_KEY]:
+            raise CheckpointError(
+                f"{source}: the header does not match its SHA-256 checksum ({HEADER_KEY}): the "
+                "file is corrupt"
+            )
     parts = []
     for key in (STRUCTURE_KEY, TENSORS_KEY, CHECKSUMS_KEY):
         if key not in metadata:

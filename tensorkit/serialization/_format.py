@@ -22,6 +22,7 @@ __all__ = [
     "Entry",
     "Header",
     "as_bytes",
+    "layout",
     "parse_json",
     "read_data",
     "read_header",
@@ -30,6 +31,7 @@ __all__ = [
 
 MAX_HEADER_BYTES = 100 * 2**20
 MAX_NDIM = 64
+MAX_ARRAY_BYTES = 2**63 - 1  # NumPy's limit on the product of a shape's nonzero dimensions
 
 _CODES: dict[np.dtype, str] = {
     np.dtype(np.bool_): "BOOL",
@@ -66,11 +68,13 @@ class Entry:
 
 @dataclass(frozen=True)
 class Header:
-    """A validated header: entries in header order, the metadata, where the data section starts."""
+    """A validated header: entries in header order, the metadata, where the data section
+    starts, and the header's JSON object as parsed (``raw``, for checksums over all of it)."""
 
     entries: dict[str, Entry]
     metadata: dict[str, str]
     data_start: int
+    raw: dict[str, Any]
 
 
 def dtype_code(dtype: np.dtype) -> str:
@@ -87,8 +91,9 @@ def write_array(stream: BinaryIO, array: np.ndarray) -> None:
     stream.write(as_bytes(array))
 
 
-def write(stream: BinaryIO, arrays: dict[str, np.ndarray], metadata: dict[str, str]) -> None:
-    """Write C-contiguous little-endian ``arrays`` back to back, in the given order."""
+def layout(arrays: dict[str, np.ndarray], metadata: dict[str, str]) -> dict[str, Any]:
+    """The header (as a JSON object) of C-contiguous little-endian ``arrays`` stored back to
+    back in the given order, with ``metadata``."""
     header: dict[str, Any] = {"__metadata__": metadata}
     offset = 0
     for name, array in arrays.items():
@@ -99,6 +104,11 @@ def write(stream: BinaryIO, arrays: dict[str, np.ndarray], metadata: dict[str, s
             "data_offsets": [offset, offset + array.nbytes],
         }
         offset += array.nbytes
+    return header
+
+
+def write(stream: BinaryIO, header: dict[str, Any], arrays: dict[str, np.ndarray]) -> None:
+    """Write ``header`` (from :func:`layout`), then the ``arrays`` it lays out."""
     text = json.dumps(header, separators=(",", ":")).encode("utf-8")
     text += b" " * (-len(text) % 8)
     stream.write(struct.pack("<Q", len(text)))
@@ -161,16 +171,17 @@ def read_header(stream: BinaryIO, start: int, size: int, source: str) -> Header:
         raise CheckpointError(
             f"{source}: the header must be a JSON object, got {type(parsed).__name__}"
         )
-    metadata = parsed.pop("__metadata__", {})
+    metadata = parsed.get("__metadata__", {})
     if not isinstance(metadata, dict) or not all(isinstance(v, str) for v in metadata.values()):
         raise CheckpointError(f"{source}: __metadata__ must be an object of strings to strings")
     data_size = size - 8 - length
     entries = {
         name: _entry(name, spec, data_size, f"{source}: tensor {name!r}")
         for name, spec in parsed.items()
+        if name != "__metadata__"
     }
     _check_layout(entries, data_size, source)
-    return Header(entries, metadata, start + 8 + length)
+    return Header(entries, metadata, start + 8 + length, parsed)
 
 
 def _entry(name: str, spec: Any, data_size: int, where: str) -> Entry:
@@ -209,6 +220,11 @@ def _entry(name: str, spec: Any, data_size: int, where: str) -> Entry:
             f"{data_size} bytes"
         )
     dtype = _DTYPES[code]
+    if math.prod(n for n in shape if n) * dtype.itemsize > MAX_ARRAY_BYTES:
+        raise CheckpointError(
+            f"{where}: shape {_short(shape)} of {code} is too large for any array (even one "
+            "with a zero dimension): its nonzero dimensions span more than 2**63 - 1 bytes"
+        )
     nbytes = math.prod(shape) * dtype.itemsize
     if end - begin != nbytes:
         raise CheckpointError(
