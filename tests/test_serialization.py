@@ -796,6 +796,21 @@ def test_save_syncs_and_replaces(tmp_path: Path, monkeypatch: pytest.MonkeyPatch
     assert np.array_equal(load(path)["w"].numpy(), np.zeros(3, np.float32))
 
 
+@pytest.mark.skipif(os.name != "posix", reason="POSIX permissions")
+@pytest.mark.parametrize("umask", [0o022, 0o002, 0o077])
+def test_a_new_checkpoint_gets_the_mode_of_the_users_other_files(
+    tmp_path: Path, umask: int
+) -> None:
+    previous = os.umask(umask)
+    try:
+        save({"w": tk.ones(1)}, tmp_path / "ckpt.safetensors")
+        (tmp_path / "other.txt").write_text("a file the user makes")
+    finally:
+        os.umask(previous)
+    mode = stat.S_IMODE((tmp_path / "ckpt.safetensors").stat().st_mode)
+    assert mode == stat.S_IMODE((tmp_path / "other.txt").stat().st_mode) == 0o666 & ~umask
+
+
 @pytest.mark.skipif(os.name != "posix", reason="POSIX permissions and symlinks")
 def test_save_keeps_permissions_and_follows_symlinks(tmp_path: Path) -> None:
     target = tmp_path / "real.safetensors"

@@ -8,12 +8,13 @@ ipywidgets. They are imported lazily, so this package works without them.
 
 from .check import check_graph, check_node
 from .graph_model import build_graph, to_text
-from .recording import Recording, open_recording, to_html
+from .recording import Recording, RecordingError, open_recording, to_html
 from .stepper import BackwardStepper
 
 __all__ = [
     "BackwardStepper",
     "Recording",
+    "RecordingError",
     "open",
     "open_recording",
     "to_html",
@@ -27,7 +28,8 @@ __all__ = [
 
 
 def open(path: str) -> Recording:  # noqa: A001 - tk.notebook.open, as the workbench names it
-    """Load a recording written by ``Tape.save`` (plain JSON; nothing in it is executed)."""
+    """Load a recording written by ``Tape.save`` (plain JSON; nothing in it is executed); a
+    file that does not fit the schema raises :class:`RecordingError` naming the field."""
     return open_recording(path)
 
 

@@ -5,42 +5,49 @@
 profile model (:func:`~tensorkit.notebook.profile_model.build_profile`: times, memory
 timeline) and the described backward steps with each pass's leaves
 (:mod:`~tensorkit.notebook.replay`) as one JSON file, atomically. :func:`open_recording`
-reads it back as a :class:`Recording` (validated, plain data; nothing in the file is ever
-executed; version 1 files (no profile) and 2 (no replay) still open). :func:`to_html` writes a
-page that needs no kernel and no network: the models as JSON, the graph, profile and replay
-widgets' bundles and CSS inlined, the graph's and profile's selections linked, and text tables
-of the entries.
+reads it back as a :class:`Recording` (plain data; nothing in the file is ever executed; version
+1 files (no profile) and 2 (no replay) still open), after checking all of it against the schema
+(:mod:`~tensorkit.notebook.recording_schema`): a file that is not UTF-8, not JSON, nested too
+deeply or with any field of the wrong type raises :class:`RecordingError` naming the file and
+the field. :func:`to_html` writes a page that needs no kernel and no network: the models as
+JSON, the graph, profile and replay widgets' bundles and CSS inlined, the graph's and
+profile's selections linked, and text tables of the entries. Both files get the mode of the
+user's other new files (0666 less the umask).
 """
 
 from __future__ import annotations
 
-import contextlib
 import html
 import json
 import linecache
 import math
 import os
 import re
-import tempfile
 from pathlib import Path
 from typing import Any
 
 from ..autograd.tape import Tape
+from ..serialization._files import atomic_write
 from .graph_model import build_graph
 from .profile_model import build_profile, selection_links
+from .recording_schema import SchemaError, check, recording_schema
 from .replay import replay_passes, steps_table, validate_replay
 
-__all__ = ["FORMAT", "VERSION", "Recording", "open_recording", "save_tape", "to_html"]
+__all__ = [
+    "FORMAT",
+    "VERSION",
+    "Recording",
+    "RecordingError",
+    "open_recording",
+    "save_tape",
+    "to_html",
+]
 
 FORMAT = "tensorkit.recording"
 VERSION = 3  # 2 added "profile", 3 "backward_passes" and the steps' replay descriptions
 READABLE_VERSIONS = (1, 2, 3)
 STATIC = Path(__file__).parent / "static"
 CONTEXT_LINES = 2
-_REQUIRED = ("format", "version", "entries", "backward_steps", "snippets", "graph")
-_ENTRY_KEYS = ("index", "name", "phase", "inputs", "outputs", "call_site")
-_PROFILE_KEYS = {"timing_mode": str, "total_ops": int, "rows": list, "modules": list}
-_ROW_KEYS = {"index": int, "name": str, "phase": str, "host_time_ns": int}
 
 
 class Recording:
@@ -178,35 +185,51 @@ def _clean(value: Any) -> Any:
 
 
 def _write_atomic(path: Path, text: str) -> None:
-    """Write ``text`` to a temp file beside ``path``, then ``os.replace`` it into place."""
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8") as f:
-            f.write(text)
-            f.flush()
-            os.fsync(f.fileno())
-        os.replace(tmp, path)
-    except BaseException:
-        with contextlib.suppress(OSError):
-            os.unlink(tmp)
-        raise
+    """Write ``text`` as UTF-8 to ``path`` atomically (a temporary file beside it, renamed), with
+    the mode a new file of the user's gets (0666 less the umask; a replaced file keeps its)."""
+    atomic_write(path, lambda stream: stream.write(text.encode("utf-8")))
 
 
 # -------------------------------------------------------------------------------- loading
+class RecordingError(ValueError):
+    """A file that is not a readable tensorkit recording; the message names the file and,
+    where one is to blame, the field (a JSON path such as ``graph.nodes[3].kind``)."""
+
+
 def open_recording(path: str | os.PathLike) -> Recording:
-    """Read and validate a recording written by :func:`save_tape`; raises ValueError."""
-    text = Path(path).read_text(encoding="utf-8")
+    """Read a recording written by :func:`save_tape` and check all of it against the schema
+    (:mod:`~tensorkit.notebook.recording_schema`), so that what opens also renders; raises
+    :class:`RecordingError` (a ValueError) for anything else."""
+    where = os.fspath(path)
+    raw = Path(path).read_bytes()
     try:
-        data = json.loads(text)
+        text = raw.decode("utf-8")
+    except UnicodeDecodeError as error:
+        raise RecordingError(
+            f"{where} is not a tensorkit recording: it is not UTF-8 text ({error.reason} at "
+            f"byte {error.start})"
+        ) from None
+    try:
+        data = json.loads(text, parse_constant=_no_constant)
     except json.JSONDecodeError as error:
-        raise ValueError(f"{path} is not a tensorkit recording: invalid JSON ({error})") from None
-    _validate(data, str(path))
+        raise RecordingError(
+            f"{where} is not a tensorkit recording: invalid JSON ({error})"
+        ) from None
+    except RecursionError:
+        raise RecordingError(
+            f"{where} is not a tensorkit recording: its JSON nests deeper than Python can parse"
+        ) from None
+    _validate(data, where)
     return Recording(data, path)
+
+
+def _no_constant(name: str) -> Any:
+    raise json.JSONDecodeError(f"{name} is not a JSON value", name, 0)
 
 
 def _validate(data: Any, where: str) -> None:
     def fail(problem: str) -> None:
-        raise ValueError(f"{where} is not a valid tensorkit recording: {problem}")
+        raise RecordingError(f"{where} is not a valid tensorkit recording: {problem}")
 
     if not isinstance(data, dict):
         fail(f"expected a JSON object at the top level, got {type(data).__name__}")
@@ -214,75 +237,16 @@ def _validate(data: Any, where: str) -> None:
         fail(f"'format' is {data.get('format')!r}, expected {FORMAT!r}")
     version = data.get("version")
     if version not in READABLE_VERSIONS or isinstance(version, bool):
-        raise ValueError(
+        raise RecordingError(
             f"{where}: unsupported recording version {version!r} (this tensorkit reads "
             f"versions {', '.join(map(str, READABLE_VERSIONS))})"
         )
-    missing = [key for key in _REQUIRED if key not in data]
-    if missing:
-        fail(f"missing key(s): {', '.join(missing)}")
-    for key, kind in (("entries", list), ("backward_steps", list), ("snippets", dict)):
-        if not isinstance(data[key], kind):
-            fail(f"'{key}' must be a {kind.__name__}, got {type(data[key]).__name__}")
-    for i, entry in enumerate(data["entries"]):
-        if not isinstance(entry, dict):
-            fail(f"entries[{i}] must be an object")
-        absent = [key for key in _ENTRY_KEYS if key not in entry]
-        if absent:
-            fail(f"entries[{i}] is missing key(s): {', '.join(absent)}")
-    graph = data["graph"]
-    if not isinstance(graph, dict):
-        fail("'graph' must be an object")
-    for key in ("nodes", "edges"):
-        if not isinstance(graph.get(key), list):
-            fail(f"'graph.{key}' must be a list")
-    if not all(isinstance(n, dict) and isinstance(n.get("id"), str) for n in graph["nodes"]):
-        fail("every graph node must be an object with a string 'id'")
-    if version >= 2:
-        if "profile" not in data:
-            fail("missing key(s): profile")
-        if data["profile"] is not None:
-            _validate_profile(data["profile"], fail)
+    try:
+        check(data, recording_schema(version))
+    except SchemaError as error:
+        fail(str(error))
     if version >= 3:
         validate_replay(data, fail)
-
-
-def _validate_profile(profile: Any, fail: Any) -> None:
-    """Check the fields that the profile views read (types, not values)."""
-    if not isinstance(profile, dict):
-        fail(f"'profile' must be an object or null, got {type(profile).__name__}")
-    for key, kind in _PROFILE_KEYS.items():
-        if not isinstance(profile.get(key), kind) or isinstance(profile.get(key), bool):
-            fail(f"'profile.{key}' must be a {kind.__name__}")
-    for i, row in enumerate(profile["rows"]):
-        if not isinstance(row, dict):
-            fail(f"profile.rows[{i}] must be an object")
-        for key, kind in _ROW_KEYS.items():
-            if not isinstance(row.get(key), kind) or isinstance(row.get(key), bool):
-                fail(f"profile.rows[{i}].{key} must be a {kind.__name__}, got {row.get(key)!r}")
-    for i, module in enumerate(profile["modules"]):
-        ok = (
-            isinstance(module, dict)
-            and isinstance(module.get("module"), str)
-            and isinstance(module.get("host_ns"), dict)
-            and all(_is_int(v) for v in [module.get("count"), *module["host_ns"].values()])
-        )
-        if not ok:
-            fail(f"profile.modules[{i}] must be an object with module, count and host_ns times")
-    for key in ("memory", "blocks"):
-        if profile.get(key) is not None and not isinstance(profile[key], dict):
-            fail(f"'profile.{key}' must be an object or null")
-    memory = profile.get("memory")
-    if memory is not None:
-        if not _is_int(memory.get("peak_bytes")):
-            fail("'profile.memory.peak_bytes' must be an int")
-        for key in ("index", "allocated", "reserved", "peak"):
-            if not isinstance(memory.get(key), list):
-                fail(f"'profile.memory.{key}' must be a list")
-
-
-def _is_int(value: Any) -> bool:
-    return isinstance(value, int) and not isinstance(value, bool)
 
 
 # ----------------------------------------------------------------------------------- HTML

@@ -6,6 +6,7 @@ import json
 import os
 import re
 import shutil
+import stat
 import subprocess
 from pathlib import Path
 from typing import Any
@@ -14,7 +15,13 @@ import pytest
 
 import tensorkit as tk
 from tensorkit.notebook import build_graph, recording
-from tensorkit.notebook.recording import Recording, open_recording, save_tape, to_html
+from tensorkit.notebook.recording import (
+    Recording,
+    RecordingError,
+    open_recording,
+    save_tape,
+    to_html,
+)
 from tensorkit.notebook.replay import replay_passes
 
 CHROMIUM = "/usr/bin/chromium"
@@ -93,25 +100,6 @@ def test_wrong_format_and_version(tmp_path: Path) -> None:
         open_recording(_write(tmp_path, json.dumps({**data, "format": "other"})))
 
 
-@pytest.mark.parametrize("key", ["entries", "graph", "snippets", "backward_steps"])
-def test_missing_keys_are_named(tmp_path: Path, key: str) -> None:
-    data = _valid(tmp_path)
-    del data[key]
-    with pytest.raises(ValueError, match=f"missing key\\(s\\): {key}"):
-        open_recording(_write(tmp_path, json.dumps(data)))
-
-
-def test_bad_structure_is_named(tmp_path: Path) -> None:
-    data = _valid(tmp_path)
-    del data["entries"][1]["name"]
-    with pytest.raises(ValueError, match=r"entries\[1\] is missing key\(s\): name"):
-        open_recording(_write(tmp_path, json.dumps(data)))
-    data = _valid(tmp_path)
-    data["graph"]["nodes"] = {}
-    with pytest.raises(ValueError, match=r"graph\.nodes"):
-        open_recording(_write(tmp_path, json.dumps(data)))
-
-
 def test_failed_save_keeps_the_old_file(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     path = tmp_path / "run.json"
     path.write_text("old contents")
@@ -124,6 +112,32 @@ def test_failed_save_keeps_the_old_file(tmp_path: Path, monkeypatch: pytest.Monk
         save_tape(_tape(), path)
     assert path.read_text() == "old contents"
     assert os.listdir(tmp_path) == ["run.json"]
+
+
+@pytest.mark.skipif(os.name != "posix", reason="POSIX permissions")
+@pytest.mark.parametrize("umask", [0o022, 0o002, 0o077])
+def test_files_get_the_mode_of_the_users_other_files(tmp_path: Path, umask: int) -> None:
+    tape = _tape()
+    previous = os.umask(umask)
+    try:
+        written = [
+            save_tape(tape, tmp_path / "run.json"),
+            to_html(tape, tmp_path / "run.html"),
+            to_html(open_recording(tmp_path / "run.json"), tmp_path / "again.html"),
+        ]
+        (tmp_path / "other.txt").write_text("a file the user makes")
+    finally:
+        os.umask(previous)
+    expected = stat.S_IMODE((tmp_path / "other.txt").stat().st_mode)
+    assert expected == 0o666 & ~umask
+    assert {path.name: stat.S_IMODE(path.stat().st_mode) for path in written} == {
+        "run.json": expected,
+        "run.html": expected,
+        "again.html": expected,
+    }
+    (tmp_path / "run.json").chmod(0o640)  # a file replaced keeps its mode
+    save_tape(tape, tmp_path / "run.json")
+    assert stat.S_IMODE((tmp_path / "run.json").stat().st_mode) == 0o640
 
 
 def _html(tmp_path: Path) -> tuple[Path, dict]:
@@ -249,7 +263,7 @@ def test_version_1_files_still_open(tmp_path: Path) -> None:
     del data["profile"]
     rec = open_recording(_write(tmp_path, json.dumps({**data, "version": 1})))
     assert rec.version == 1 and rec.profile is None and len(rec.entries) == len(data["entries"])
-    with pytest.raises(ValueError, match=r"missing key\(s\): profile"):
+    with pytest.raises(RecordingError, match=r"recording: profile: missing"):
         open_recording(_write(tmp_path, json.dumps({**data, "version": 2})))  # 2 needs it
 
 
@@ -263,7 +277,7 @@ def test_version_2_files_open_with_nothing_to_replay(tmp_path: Path) -> None:
     assert len(rec.backward_steps) == len(data["backward_steps"])
     assert "Backward steps" not in rec._repr_html_()
     assert 'id="tk-replay"' not in to_html(rec, tmp_path / "old.html").read_text()
-    with pytest.raises(ValueError, match=r"missing key\(s\): backward_passes"):
+    with pytest.raises(RecordingError, match=r"recording: backward_passes: missing"):
         open_recording(_write(tmp_path, json.dumps(data)))  # version 3 needs it
 
 
@@ -282,7 +296,7 @@ def _set(path: str, value: Any) -> Any:
 @pytest.mark.parametrize(
     ("change", "message"),
     [
-        (_set("backward_passes", {}), r"'backward_passes' must be a list, got dict"),
+        (_set("backward_passes", {}), r"backward_passes: expected a list, got an object"),
         (_set("backward_passes.0", []), r"backward_passes\[0\] must be an object"),
         (_set("backward_passes.0.leaves.0.id", 3), r"backward_passes\[0\]\.leaves\[0\] must"),
         (_set("backward_passes.0.leaves.0.shape", [-1]), r"leaves\[0\]\.shape must be a list"),
@@ -344,12 +358,24 @@ def _profiled_data(tmp_path: Path) -> dict:
 @pytest.mark.parametrize(
     ("change", "message"),
     [
-        (lambda p: p.__setitem__("rows", {}), r"'profile\.rows' must be a list"),
-        (lambda p: p["rows"][2].__setitem__("index", "2"), r"profile\.rows\[2\]\.index must be"),
-        (lambda p: p["rows"].__setitem__(0, 7), r"profile\.rows\[0\] must be an object"),
-        (lambda p: p["modules"][0].__setitem__("count", "<b>"), r"profile\.modules\[0\]"),
-        (lambda p: p["memory"].__setitem__("peak", None), r"profile\.memory\.peak' must be a list"),
-        (lambda p: p.__setitem__("timing_mode", 3), r"'profile\.timing_mode' must be a str"),
+        (lambda p: p.__setitem__("rows", {}), r"profile\.rows: expected a list, got an object"),
+        (
+            lambda p: p["rows"][2].__setitem__("index", "2"),
+            r"profile\.rows\[2\]\.index: expected an integer, got a string '2'",
+        ),
+        (lambda p: p["rows"].__setitem__(0, 7), r"profile\.rows\[0\]: expected an object"),
+        (
+            lambda p: p["modules"][0].__setitem__("count", "<b>"),
+            r"profile\.modules\[0\]\.count: expected an integer",
+        ),
+        (
+            lambda p: p["memory"].__setitem__("peak", None),
+            r"profile\.memory\.peak: expected a list, got null",
+        ),
+        (
+            lambda p: p.__setitem__("timing_mode", 3),
+            r"profile\.timing_mode: expected a string, got an integer 3",
+        ),
     ],
 )
 def test_bad_profiles_are_named(tmp_path: Path, change: Any, message: str) -> None:
@@ -358,7 +384,7 @@ def test_bad_profiles_are_named(tmp_path: Path, change: Any, message: str) -> No
     with pytest.raises(ValueError, match=message):
         open_recording(_write(tmp_path, json.dumps(data)))
     data["profile"] = [1]
-    with pytest.raises(ValueError, match="'profile' must be an object or null, got list"):
+    with pytest.raises(RecordingError, match="profile: expected an object or null, got a list"):
         open_recording(_write(tmp_path, json.dumps(data)))
 
 
