@@ -4,15 +4,15 @@ A schema is a Python value: a :class:`Kind` (``STR``, ``INT``, ``NUMBER``, ``BOO
 ``ANY``), :class:`Obj` (an object's required and optional keys; keys not listed are allowed, so
 newer writers may add fields), :class:`ByKind` (an object's schema chosen by its ``"kind"``),
 :class:`ListOf`, :class:`MapOf` (an object of any keys to one schema), or :class:`OneOf` (the
-first that fits). :func:`check` walks the data
-with the schema and raises :class:`SchemaError` naming the field as a JSON path
-(``graph.nodes[3].kind``). The walk only descends where the schema does, so its depth is the
-schema's; :func:`check_depth` bounds the rest (``ANY`` values) without recursion.
+first that fits). :func:`check` walks the data with the schema and raises :class:`SchemaError`
+naming the field as a JSON path (``graph.nodes[3].kind``). The walk recurses only where the
+schema does, so its depth is the schema's; inside ``ANY`` values :func:`check_depth` bounds
+the nesting without recursion.
 
 The tables list what the readers use (the HTML page, the static SVG, the widgets): what they
 index is required, what they ``get`` is optional but typed when present. The replay fields of
-``backward_steps`` and ``backward_passes`` are checked by :func:`~tensorkit.notebook.replay.
-validate_replay`.
+``backward_steps`` and ``backward_passes`` are checked by
+:func:`~tensorkit.notebook.replay.validate_replay`.
 """
 
 from __future__ import annotations
