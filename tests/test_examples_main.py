@@ -72,17 +72,50 @@ def test_digits_split_is_stratified_and_disjoint() -> None:
     assert overlap <= 3  # load_digits has a few exact duplicates; a leaky split would have 360
 
 
-def test_digits_command_line_keeps_progress_on_stderr() -> None:
-    result = subprocess.run(
-        [sys.executable, "-m", "tensorkit.examples.digits", "--epochs", "1", "--workers", "0"],
-        capture_output=True,
-        text=True,
-        timeout=300,
-        check=True,
-    )
+DIGITS = [sys.executable, "-m", "tensorkit.examples.digits", "--epochs", "2", "--workers", "0"]
+
+
+def test_digits_progress_in_a_log_is_one_line_per_epoch_on_stderr() -> None:
+    result = subprocess.run(DIGITS, capture_output=True, text=True, timeout=300, check=True)
     assert result.stdout.strip().splitlines()[-1].startswith("test accuracy ")
-    assert "epoch 1/1" in result.stderr and "loss=" in result.stderr and "acc=" in result.stderr
-    assert "epoch 1/1" not in result.stdout
+    assert "epoch 1/2" not in result.stdout
+    lines = result.stderr.splitlines()
+    assert len(lines) == 2, result.stderr
+    for epoch, line in enumerate(lines, 1):
+        pattern = rf"epoch {epoch}/2: 45 batches in \d+\.\d s, loss=\d\.\d{{4}}, acc=\d+\.\d\d%"
+        assert re.fullmatch(pattern, line), line
+    assert "\r" not in result.stderr and len(result.stderr) < 200
+
+
+@pytest.mark.skipif(os.name != "posix", reason="a pseudo-terminal")
+def test_digits_progress_on_a_terminal_is_a_tqdm_bar() -> None:
+    import fcntl
+    import pty
+    import struct
+    import termios
+
+    leader, follower = pty.openpty()
+    fcntl.ioctl(follower, termios.TIOCSWINSZ, struct.pack("HHHH", 24, 120, 0, 0))  # 120 columns
+    chunks = []
+    try:
+        child = subprocess.Popen(DIGITS, stdout=subprocess.PIPE, stderr=follower)
+        os.close(follower)
+        while True:  # read as it comes: a full terminal buffer would block the child
+            try:
+                chunk = os.read(leader, 65536)
+            except OSError:  # EIO: the child closed its end
+                break
+            if not chunk:
+                break
+            chunks.append(chunk)
+        stdout, _ = child.communicate(timeout=300)
+    finally:
+        os.close(leader)
+    assert child.returncode == 0
+    bar = b"".join(chunks).decode()
+    assert "epoch 2/2: 100%" in bar and "45/45" in bar and "batch/s" in bar and "acc=" in bar
+    assert "batches in" not in bar  # not the log's line
+    assert b"test accuracy" in stdout
 
 
 def test_charlm_loss_falls_well_below_the_unigram_entropy(
