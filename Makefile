@@ -2,15 +2,18 @@
 #   make run   - install tensorkit into .venv, run the main job (the digits CNN), then open
 #                JupyterLab on the tour notebook (LAB=0 skips JupyterLab)
 #   make test  - install tensorkit with its test extras (and the PyTorch oracle) and run the suite
+# and, with the same .venv: make lab (JupyterLab only), make charlm, make sine (the examples).
 PYTHON ?= python3
 VENV ?= .venv
 PY := $(VENV)/bin/python
 PYTEST_ARGS ?= -n 2 --dist loadgroup
 LAB ?= 1
+LAB_PORT ?= 8888
+TOUR := notebooks/01_tour.ipynb
 TEST_EXTRAS ?= test,docs
 LAB_ARGS ?= $(if $(filter 0,$(shell id -u)),--allow-root)
 
-.PHONY: run test docs lab clean
+.PHONY: run test docs lab charlm sine clean
 
 $(VENV)/.base: pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -26,9 +29,20 @@ run: $(VENV)/.base
 	$(PY) -m tensorkit.examples.digits
 	@if [ "$(LAB)" != 0 ]; then $(MAKE) --no-print-directory lab; fi
 
-# JupyterLab on the tour notebook (Ctrl-C stops it).
+# JupyterLab on 127.0.0.1:$(LAB_PORT), its URL the tour notebook's (Ctrl-C stops it).
 lab: $(VENV)/.base
-	$(PY) -m jupyterlab notebooks/01_tour.ipynb $(LAB_ARGS)
+	@echo "Starting JupyterLab on $(TOUR). Open the URL it prints below, the one ending in"
+	@echo "  /lab/tree/$(TOUR)?token=..."
+	@echo "The server listens on localhost only (127.0.0.1:$(LAB_PORT)). On a remote machine,"
+	@echo "forward the port from your own computer first, then open the URL there:"
+	@echo "  ssh -N -L $(LAB_PORT):localhost:$(LAB_PORT) you@the-remote-machine"
+	@echo "(Another port: make lab LAB_PORT=8890. Ctrl-C stops the server.)"
+	$(PY) -m jupyterlab --ServerApp.ip=127.0.0.1 --ServerApp.port=$(LAB_PORT) \
+	  --ServerApp.port_retries=0 --LabApp.default_url=/lab/tree/$(TOUR) $(LAB_ARGS)
+
+# The other examples (python -m tensorkit.examples.<name> --help lists their options).
+charlm sine: $(VENV)/.base
+	$(PY) -m tensorkit.examples.$@
 
 test: $(VENV)/.test
 	$(PY) -m ruff check .
