@@ -271,7 +271,7 @@ NODE = Obj(
         "band": INT,
         "backward_of": nullable(STR),
         "grad_of": nullable(STR),
-        "metrics": MapOf(nullable(NUMBER)),
+        "metrics": MapOf(OneOf(NUMBER, BOOL, NULL)),  # read as numbers (a flag counts as 0 or 1)
         "depth": INT,
     },
 )

@@ -131,7 +131,8 @@ ISSUE_CASES = {
     ),
     "a metric that is text": (
         lambda d: d["graph"]["nodes"][0]["metrics"].__setitem__("grad_norm", "big"),
-        "graph.nodes[0].metrics['grad_norm']: expected a number or null, got a string 'big'",
+        "graph.nodes[0].metrics['grad_norm']: expected a number or true or false or null, got a "
+        "string 'big'",
     ),
     "a group whose children are not a list": (
         lambda d: d["graph"]["groups"]["Sequential"].__setitem__("children", "Sequential.0"),
