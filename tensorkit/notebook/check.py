@@ -7,8 +7,8 @@ the forward, or passed in); the rule's vector-Jacobian product for a random upst
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Sequence
 import math
+from collections.abc import Callable, Iterable, Sequence
 from typing import Any
 
 import numpy as np
@@ -103,9 +103,7 @@ def _compare(
         "elements": int(index.size),
         "sampled": sampled,
         "max_abs_error": float(np.max(np.abs(difference), initial=0.0)),
-        "max_rel_error": float(
-            np.max(np.abs(difference) / (np.abs(numeric) + atol), initial=0.0)
-        ),
+        "max_rel_error": float(np.max(np.abs(difference) / (np.abs(numeric) + atol), initial=0.0)),
         "ok": bool(np.allclose(analytic, numeric, atol=atol, rtol=rtol)),
         "produced": tensor_payload(Tensor(as_shown(analytic))),
         "expected": tensor_payload(Tensor(as_shown(numeric))),

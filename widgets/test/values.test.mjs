@@ -3,8 +3,10 @@ import { test } from "node:test";
 
 import {
   NONFINITE_COLOR,
+  UNCOMPARED_COLOR,
   heatColor,
   heatScale,
+  heatStops,
   histogramBars,
   payloadKind,
   tableRows,
@@ -53,4 +55,16 @@ test("histogramBars scales to the largest count and keeps bin edges", () => {
       [20, 40, 10, 0, 2, 3],
     ],
   );
+});
+
+test("heatStops: the colour bar of a difference map, white at 0 for both signs", () => {
+  assert.deepEqual(heatStops(-1, 3), [
+    `${heatColor(-1, -1, 3)} 0%`,
+    "rgb(255, 255, 255) 25%",
+    "rgb(255, 0, 0) 100%",
+  ]);
+  assert.deepEqual(heatStops(0, 2), ["rgb(255, 255, 255) 0%", "rgb(255, 0, 0) 100%"]);
+  assert.deepEqual(heatStops(-4, -1), ["rgb(0, 0, 255) 0%", "rgb(255, 255, 255) 100%"]);
+  assert.equal(heatStops(0, 0).length, 2); // all differences 0: a plain bar, no division
+  assert.notEqual(UNCOMPARED_COLOR, NONFINITE_COLOR);
 });

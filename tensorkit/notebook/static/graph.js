@@ -1,4 +1,4 @@
-/* tensorkit widgets bundle: esbuild 0.28.2, widgets/src sha256=92cfec2121b24883c9b8e49ad4b70f5d55dfafc7b80e015e6fe07b0e89f26db1 */
+/* tensorkit widgets bundle: esbuild 0.28.2, widgets/src sha256=6b8cee7cfbb071347ca54198a4b5d2520f8f793f0630fb3a21722a4cb889f831 */
 
 // widgets/src/format.js
 function shapeText(shape) {
