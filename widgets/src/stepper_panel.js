@@ -1,9 +1,9 @@
 /**
- * The stepper's side panel: the failure (if backward raised), the current node (rule with its
- * docstring, incoming gradients, produced gradients and where they flow, chain-rule
- * products, saved tensors), finite-difference checks (for the selected or current node the
- * rule's gradient beside the finite-difference one, and for matrices a map of their
- * difference; for the whole graph each node's result) and the leaves' accumulated .grad.
+ * The stepper's side panel, top to bottom: the failure (if backward raised), finite-difference
+ * checks (for the selected or current node the rule's gradient beside the finite-difference
+ * one, and for matrices a map of their difference; for the whole graph each node's result),
+ * the current node (rule with its docstring, incoming gradients, produced gradients and
+ * where they flow, chain-rule products, saved tensors) and the leaves' accumulated .grad.
  * Everything is built from DOM nodes and text, never parsed as HTML: recordings may come from
  * untrusted files.
  */
@@ -36,8 +36,6 @@ export function panelView(state, checks, selected, onSelect) {
   const step = state.step;
   const parts = [];
   if (state.error) parts.push(errorView(state.error));
-  const idle = h("div", { class: "tk-muted", text: "Not started: press Next (n)." });
-  parts.push(step ? stepView(step, state.retain_graph) : idle);
   const nodeChecks = (checks && checks.nodes) || {};
   // the selected node's check, else the current node's
   const shown = [selected, step && step.node.id].find((id) => id && nodeChecks[id]);
@@ -50,6 +48,8 @@ export function panelView(state, checks, selected, onSelect) {
       ]),
     );
   }
+  const idle = h("div", { class: "tk-muted", text: "Not started: press Next (n)." });
+  parts.push(step ? stepView(step, state.retain_graph) : idle);
   parts.push(
     section(
       "leaves' .grad so far",
@@ -223,8 +223,9 @@ function graphCheckView(report, order, shown, onSelect) {
 }
 
 /**
- * The legend of the graph's marks: each a small node box with the mark's class, drawn by
- * the same CSS rules as the graph's nodes (so it follows the theme), and its meaning.
+ * The legend of the graph's marks: each a small box with the mark's class, drawn by the same
+ * CSS rules as the graph's nodes (so it follows the theme), and its meaning. The boxes are
+ * not `tk-node`s: nothing that looks for the graph's nodes finds them.
  * @param {string[]} [marks] the classes to show (default: all of MARK_LEGEND)
  * @returns {HTMLElement}
  */
@@ -236,7 +237,7 @@ export function markLegend(marks) {
     entries.map(({ mark, label }) =>
       h("span", { class: "tk-legend-item", "data-mark": mark }, [
         s("svg", { class: "tk-mark-swatch", width: 26, height: 16, viewBox: "-4 -4 34 24" }, [
-          s("g", { class: `tk-node tk-grad_fn ${mark}` }, [
+          s("g", { class: `tk-mark-sample ${mark}` }, [
             s("rect", { width: 26, height: 16, rx: 4 }),
           ]),
         ]),

@@ -1,4 +1,4 @@
-/* tensorkit widgets bundle: esbuild 0.28.2, widgets/src sha256=6b8cee7cfbb071347ca54198a4b5d2520f8f793f0630fb3a21722a4cb889f831 */
+/* tensorkit widgets bundle: esbuild 0.28.2, widgets/src sha256=89652388a03f055494a49c938385b05098e27ec743a8554541ae21a526972491 */
 
 // widgets/src/format.js
 function shapeText(shape) {

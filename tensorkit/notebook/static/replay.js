@@ -1,4 +1,4 @@
-/* tensorkit widgets bundle: esbuild 0.28.2, widgets/src sha256=6b8cee7cfbb071347ca54198a4b5d2520f8f793f0630fb3a21722a4cb889f831 */
+/* tensorkit widgets bundle: esbuild 0.28.2, widgets/src sha256=89652388a03f055494a49c938385b05098e27ec743a8554541ae21a526972491 */
 
 // widgets/src/format.js
 function shapeText(shape) {
@@ -1042,8 +1042,6 @@ function panelView(state, checks, selected, onSelect) {
   const step = state.step;
   const parts = [];
   if (state.error) parts.push(errorView(state.error));
-  const idle = h("div", { class: "tk-muted", text: "Not started: press Next (n)." });
-  parts.push(step ? stepView(step, state.retain_graph) : idle);
   const nodeChecks = checks && checks.nodes || {};
   const shown = [selected, step && step.node.id].find((id) => id && nodeChecks[id]);
   const report = checks && checks.graph;
@@ -1055,6 +1053,8 @@ function panelView(state, checks, selected, onSelect) {
       ])
     );
   }
+  const idle = h("div", { class: "tk-muted", text: "Not started: press Next (n)." });
+  parts.push(step ? stepView(step, state.retain_graph) : idle);
   parts.push(
     section(
       "leaves' .grad so far",
@@ -1196,7 +1196,7 @@ function markLegend(marks) {
     entries.map(
       ({ mark, label }) => h("span", { class: "tk-legend-item", "data-mark": mark }, [
         s("svg", { class: "tk-mark-swatch", width: 26, height: 16, viewBox: "-4 -4 34 24" }, [
-          s("g", { class: `tk-node tk-grad_fn ${mark}` }, [
+          s("g", { class: `tk-mark-sample ${mark}` }, [
             s("rect", { width: 26, height: 16, rx: 4 })
           ])
         ]),
