@@ -177,8 +177,20 @@ function histogramView(histogram) {
 
 /** Colour of a difference-map cell where no element was compared. */
 export const UNCOMPARED_COLOR = "rgb(225, 225, 225)";
-/** Difference-map cell size, in pixels (a map is at most 32 x 32 cells). */
-const DIFF_CELL = 10;
+/** A difference map's larger side, in pixels, and the bounds of its cells' size. */
+const DIFF_MAP = { side: 240, minCell: 6, maxCell: 24 };
+
+/**
+ * The size of a difference map's cells, in pixels: the map's larger side fills about
+ * DIFF_MAP.side, with cells neither too small to see nor huge for a tiny matrix.
+ * @param {number} rows
+ * @param {number} cols
+ * @returns {number}
+ */
+export function diffCellSize(rows, cols) {
+  const fit = Math.floor(DIFF_MAP.side / Math.max(rows, cols, 1));
+  return Math.min(DIFF_MAP.maxCell, Math.max(DIFF_MAP.minCell, fit));
+}
 
 /**
  * The CSS gradient stops of a colour bar from `min` to `max` in heatColor's colours (white
@@ -261,19 +273,20 @@ function markedTables(a, b, differs) {
  */
 export function differenceMapElement(map, caption) {
   const { values, min, max } = map;
+  const cell = diffCellSize(values.length, (values[0] || []).length);
   const cells = values.flatMap((row, i) =>
     row.map((v, j) => {
       const fill = v === null ? UNCOMPARED_COLOR : heatColor(v, min, max);
       const title = v === null ? "not compared" : `produced − expected: ${numberText(v)}`;
       return s(
         "rect",
-        { x: j * DIFF_CELL, y: i * DIFF_CELL, width: DIFF_CELL, height: DIFF_CELL, fill },
+        { x: j * cell, y: i * cell, width: cell, height: cell, fill },
         [s("title", { text: title })],
       );
     }),
   );
-  const width = (values[0] || []).length * DIFF_CELL;
-  const svg = s("svg", { width, height: values.length * DIFF_CELL, class: "tk-diff-svg" }, cells);
+  const width = (values[0] || []).length * cell;
+  const svg = s("svg", { width, height: values.length * cell, class: "tk-diff-svg" }, cells);
   const [blockRows, blockCols] = map.block;
   const per =
     blockRows * blockCols > 1 ? `, each cell the largest of ~${blockRows}×${blockCols}` : "";

@@ -4,6 +4,7 @@ import { test } from "node:test";
 import {
   NONFINITE_COLOR,
   UNCOMPARED_COLOR,
+  diffCellSize,
   heatColor,
   heatScale,
   heatStops,
@@ -67,4 +68,12 @@ test("heatStops: the colour bar of a difference map, white at 0 for both signs",
   assert.deepEqual(heatStops(-4, -1), ["rgb(0, 0, 255) 0%", "rgb(255, 255, 255) 100%"]);
   assert.equal(heatStops(0, 0).length, 2); // all differences 0: a plain bar, no division
   assert.notEqual(UNCOMPARED_COLOR, NONFINITE_COLOR);
+});
+
+test("diffCellSize: a map about 240 px on its larger side, cells 6 to 24 px", () => {
+  assert.equal(diffCellSize(3, 2), 24); // a tiny matrix: big cells, not a 20 px speck
+  assert.equal(diffCellSize(32, 32), 7);
+  assert.equal(diffCellSize(1, 32), 7);
+  assert.equal(diffCellSize(200, 1), 6); // never below 6 px
+  assert.equal(diffCellSize(0, 0), 24);
 });

@@ -1,4 +1,4 @@
-/* tensorkit widgets bundle: esbuild 0.28.2, widgets/src sha256=89652388a03f055494a49c938385b05098e27ec743a8554541ae21a526972491 */
+/* tensorkit widgets bundle: esbuild 0.28.2, widgets/src sha256=db19efca74b288baa954d79546e1209ac2d33330cb5750fb29c9bd623bcefdc1 */
 
 // widgets/src/format.js
 function shapeText(shape) {

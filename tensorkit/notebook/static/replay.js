@@ -1,4 +1,4 @@
-/* tensorkit widgets bundle: esbuild 0.28.2, widgets/src sha256=89652388a03f055494a49c938385b05098e27ec743a8554541ae21a526972491 */
+/* tensorkit widgets bundle: esbuild 0.28.2, widgets/src sha256=db19efca74b288baa954d79546e1209ac2d33330cb5750fb29c9bd623bcefdc1 */
 
 // widgets/src/format.js
 function shapeText(shape) {
@@ -949,7 +949,11 @@ function histogramView(histogram) {
   ]);
 }
 var UNCOMPARED_COLOR = "rgb(225, 225, 225)";
-var DIFF_CELL = 10;
+var DIFF_MAP = { side: 240, minCell: 6, maxCell: 24 };
+function diffCellSize(rows, cols) {
+  const fit = Math.floor(DIFF_MAP.side / Math.max(rows, cols, 1));
+  return Math.min(DIFF_MAP.maxCell, Math.max(DIFF_MAP.minCell, fit));
+}
 function heatStops(min, max) {
   const at = (value, percent) => `${heatColor(value, min, max)} ${percent}%`;
   if (!(max > min)) return [at(min, 0), at(max, 100)];
@@ -999,19 +1003,20 @@ function markedTables(a, b, differs) {
 }
 function differenceMapElement(map, caption) {
   const { values, min, max } = map;
+  const cell = diffCellSize(values.length, (values[0] || []).length);
   const cells = values.flatMap(
     (row, i) => row.map((v, j) => {
       const fill2 = v === null ? UNCOMPARED_COLOR : heatColor(v, min, max);
       const title = v === null ? "not compared" : `produced \u2212 expected: ${numberText(v)}`;
       return s(
         "rect",
-        { x: j * DIFF_CELL, y: i * DIFF_CELL, width: DIFF_CELL, height: DIFF_CELL, fill: fill2 },
+        { x: j * cell, y: i * cell, width: cell, height: cell, fill: fill2 },
         [s("title", { text: title })]
       );
     })
   );
-  const width = (values[0] || []).length * DIFF_CELL;
-  const svg = s("svg", { width, height: values.length * DIFF_CELL, class: "tk-diff-svg" }, cells);
+  const width = (values[0] || []).length * cell;
+  const svg = s("svg", { width, height: values.length * cell, class: "tk-diff-svg" }, cells);
   const [blockRows, blockCols] = map.block;
   const per = blockRows * blockCols > 1 ? `, each cell the largest of ~${blockRows}\xD7${blockCols}` : "";
   const matrix = `${map.rows}\xD7${map.cols}`;
