@@ -98,7 +98,7 @@ def test_marks_order_check_panel_and_reset(open_notebook, expect) -> None:
     expect(node(square)).to_have_class(_has("tk-check-bad"))
     rows = widget.locator("tr.tk-graph-check-row")
     expect(rows).to_have_count(len([i for i in reference["order"] if not i.startswith("leaf")]))
-    expect(widget.locator("tr.tk-graph-check-row.tk-check-bad")).to_have_attribute(
+    expect(widget.locator("tr.tk-graph-check-row[data-mark='tk-check-bad']")).to_have_attribute(
         "data-id", square
     )
     assert rows.first.get_attribute("data-id") == reference["order"][0]
@@ -189,7 +189,7 @@ def test_notebook_03_run_all_reports_the_disagreeing_node(open_notebook, expect)
     summary = widget.locator(".tk-check-graph")
     expect(summary).to_contain_text("first disagreeing node: ")
     expect(summary).to_contain_text("SoftplusBackward")
-    bad = widget.locator("tr.tk-graph-check-row.tk-check-bad")
+    bad = widget.locator("tr.tk-graph-check-row[data-mark='tk-check-bad']")
     expect(bad).to_have_count(1)
     expect(bad).to_contain_text("SoftplusBackward")
     failing = bad.get_attribute("data-id")

@@ -206,7 +206,8 @@ function nodeCheckView(result) {
  */
 function graphCheckView(report, order, shown, onSelect) {
   const rows = graphCheckRows(report, order).map((row) => {
-    const tr = h("tr", { class: `tk-graph-check-row ${row.mark}`, "data-id": row.id }, [
+    const attrs = { class: "tk-graph-check-row", "data-id": row.id, "data-mark": row.mark };
+    const tr = h("tr", attrs, [
       h("td", { text: row.step }),
       h("td", { text: row.node }),
       h("td", { text: row.verdict }),
@@ -223,9 +224,9 @@ function graphCheckView(report, order, shown, onSelect) {
 }
 
 /**
- * The legend of the graph's marks: each a small box with the mark's class, drawn by the same
- * CSS rules as the graph's nodes (so it follows the theme), and its meaning. The boxes are
- * not `tk-node`s: nothing that looks for the graph's nodes finds them.
+ * The legend of the graph's marks: each a small box drawn by the same CSS rules as the
+ * graph's nodes with that mark (so it follows the theme), and its meaning. The boxes carry
+ * the mark as `data-sample`, not as a class: nothing looking for marked nodes finds them.
  * @param {string[]} [marks] the classes to show (default: all of MARK_LEGEND)
  * @returns {HTMLElement}
  */
@@ -237,7 +238,7 @@ export function markLegend(marks) {
     entries.map(({ mark, label }) =>
       h("span", { class: "tk-legend-item", "data-mark": mark }, [
         s("svg", { class: "tk-mark-swatch", width: 26, height: 16, viewBox: "-4 -4 34 24" }, [
-          s("g", { class: `tk-mark-sample ${mark}` }, [
+          s("g", { class: "tk-mark-sample", "data-sample": mark }, [
             s("rect", { width: 26, height: 16, rx: 4 }),
           ]),
         ]),

@@ -1,4 +1,4 @@
-/* tensorkit widgets bundle: esbuild 0.28.2, widgets/src sha256=db19efca74b288baa954d79546e1209ac2d33330cb5750fb29c9bd623bcefdc1 */
+/* tensorkit widgets bundle: esbuild 0.28.2, widgets/src sha256=fe010d127ea330e987a56c8d3dfad7b8eae8924e9cee80979d3400ba6fb78448 */
 
 // widgets/src/format.js
 function shapeText(shape) {

@@ -1,4 +1,4 @@
-/* tensorkit widgets bundle: esbuild 0.28.2, widgets/src sha256=db19efca74b288baa954d79546e1209ac2d33330cb5750fb29c9bd623bcefdc1 */
+/* tensorkit widgets bundle: esbuild 0.28.2, widgets/src sha256=fe010d127ea330e987a56c8d3dfad7b8eae8924e9cee80979d3400ba6fb78448 */
 
 // widgets/src/format.js
 function shapeText(shape) {
@@ -1219,7 +1219,8 @@ function nodeCheckView(result) {
 }
 function graphCheckView(report, order, shown, onSelect) {
   const rows = graphCheckRows(report, order).map((row) => {
-    const tr = h("tr", { class: `tk-graph-check-row ${row.mark}`, "data-id": row.id }, [
+    const attrs = { class: "tk-graph-check-row", "data-id": row.id, "data-mark": row.mark };
+    const tr = h("tr", attrs, [
       h("td", { text: row.step }),
       h("td", { text: row.node }),
       h("td", { text: row.verdict })
@@ -1242,7 +1243,7 @@ function markLegend(marks) {
     entries.map(
       ({ mark, label }) => h("span", { class: "tk-legend-item", "data-mark": mark }, [
         s("svg", { class: "tk-mark-swatch", width: 26, height: 16, viewBox: "-4 -4 34 24" }, [
-          s("g", { class: `tk-mark-sample ${mark}` }, [
+          s("g", { class: "tk-mark-sample", "data-sample": mark }, [
             s("rect", { width: 26, height: 16, rx: 4 })
           ])
         ]),
