@@ -207,3 +207,38 @@ def test_notebook_03_run_all_reports_the_disagreeing_node(open_notebook, expect)
 def _has(name: str):
     """A pattern matching a class attribute that holds ``name``."""
     return re.compile(rf"(^|\s){re.escape(name)}(\s|$)")
+
+
+def _theme(page, name: str, light: bool) -> None:
+    """Pick a JupyterLab theme from the Settings menu and wait until the page follows it."""
+    item = lambda label: page.locator(  # noqa: E731
+        ".lm-Menu-item", has=page.locator(".lm-Menu-itemLabel", has_text=re.compile(f"^{label}$"))
+    )
+    page.get_by_role("menuitem", name="Settings", exact=True).click()
+    item("Theme").hover()
+    item(name).click()
+    page.wait_for_function(f"document.body.dataset.jpThemeLight === '{str(light).lower()}'")
+
+
+def test_marks_follow_the_dark_theme(open_notebook, expect) -> None:
+    nb = open_notebook("stepper_dark.ipynb", [WIDGET])
+    nb.run_all()
+    assert nb.errors() == []
+    widget = nb.page.locator(STEPPER)
+    widget.get_by_role("button", name="Check whole graph").click()
+    widget.get_by_role("button", name="Next", exact=True).click()
+    current = widget.locator("svg g.tk-node.tk-current")
+    bad = widget.locator("svg g.tk-node.tk-check-bad")
+    expect(bad).to_have_count(1)
+    light = {"current": _stroke(current), "bad": _stroke(bad)}
+    try:
+        _theme(nb.page, "JupyterLab Dark", light=False)
+        dark = {"current": _stroke(current), "bad": _stroke(bad)}
+        nb.screenshot("dark", widget)
+    finally:
+        _theme(nb.page, "JupyterLab Light", light=True)
+    # each theme has its own colours, and in each the current node differs from a failed check
+    assert dark["current"] != light["current"] and dark["bad"] != light["bad"]
+    assert dark["current"] != dark["bad"] and light["current"] != light["bad"]
+    sample = widget.locator(".tk-mark-legend [data-mark='tk-current'] .tk-mark-sample")
+    assert _stroke(sample) == light["current"]  # back in the light theme, legend and node agree

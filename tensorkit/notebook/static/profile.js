@@ -1,4 +1,4 @@
-/* tensorkit widgets bundle: esbuild 0.28.2, widgets/src sha256=fe010d127ea330e987a56c8d3dfad7b8eae8924e9cee80979d3400ba6fb78448 */
+/* tensorkit widgets bundle: esbuild 0.28.2, widgets/src sha256=e6d3ca546fad968d48ec3f2531de6956c9fe19edd27b20ce2be6820094958bda */
 
 // widgets/src/format.js
 function shapeText(shape) {
