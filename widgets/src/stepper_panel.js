@@ -187,7 +187,7 @@ function nodeCheckView(result) {
       const errors = `max abs error ${numberText(entry.max_abs_error)} · max rel error ${numberText(
         entry.max_rel_error,
       )}`;
-      compared.push(differenceMapElement(entry.difference, errors));
+      compared.push(differenceMapElement(entry.difference, errors, result.atol));
     }
     const mark = entry.ok ? "tk-check-input" : "tk-check-input tk-check-input-bad";
     parts.push(h("div", { class: mark }, compared));

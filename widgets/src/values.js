@@ -263,16 +263,31 @@ function markedTables(a, b, differs) {
 }
 
 /**
+ * The colour scale of a difference map: symmetric about 0 (white), out to the largest
+ * difference or `floor` (the check's absolute tolerance), whichever is larger, so that
+ * round-off far below the tolerance stays white instead of filling the scale.
+ * @param {{min: number, max: number}} map
+ * @param {number} floor
+ * @returns {{min: number, max: number}}
+ */
+export function diffScale(map, floor) {
+  const span = Math.max(Math.abs(map.min), Math.abs(map.max), floor || 0);
+  return { min: -span, max: span };
+}
+
+/**
  * A difference map (tensorkit.notebook.check.difference_map) as an SVG heat map, with its
- * colour legend (min … max), a swatch for cells not compared and a line saying what a cell
+ * colour legend (diffScale), a swatch for cells not compared and a line saying what a cell
  * holds; `caption` (the max abs/rel errors) under it.
  * @param {{rows: number, cols: number, block: number[], values: Array<Array<number|string|null>>,
  *   min: number, max: number}} map
  * @param {string} caption
+ * @param {number} [floor] the smallest half-width of the colour scale (diffScale)
  * @returns {HTMLElement}
  */
-export function differenceMapElement(map, caption) {
-  const { values, min, max } = map;
+export function differenceMapElement(map, caption, floor = 0) {
+  const { values } = map;
+  const { min, max } = diffScale(map, floor);
   const cell = diffCellSize(values.length, (values[0] || []).length);
   const cells = values.flatMap((row, i) =>
     row.map((v, j) => {

@@ -5,6 +5,7 @@ import {
   NONFINITE_COLOR,
   UNCOMPARED_COLOR,
   diffCellSize,
+  diffScale,
   heatColor,
   heatScale,
   heatStops,
@@ -76,4 +77,13 @@ test("diffCellSize: a map about 240 px on its larger side, cells 6 to 24 px", ()
   assert.equal(diffCellSize(1, 32), 7);
   assert.equal(diffCellSize(200, 1), 6); // never below 6 px
   assert.equal(diffCellSize(0, 0), 24);
+});
+
+test("diffScale: symmetric about 0, never narrower than the tolerance", () => {
+  assert.deepEqual(diffScale({ min: -0.5, max: 2 }, 1e-5), { min: -2, max: 2 });
+  assert.deepEqual(diffScale({ min: 2e-11, max: 8e-11 }, 1e-5), { min: -1e-5, max: 1e-5 });
+  // round-off far below the tolerance is drawn (nearly) white
+  const { min, max } = diffScale({ min: 2e-11, max: 8e-11 }, 1e-5);
+  assert.equal(heatColor(8e-11, min, max), "rgb(255, 255, 255)");
+  assert.equal(diffScale({ min: 0, max: 0 }).max, 0); // no floor, no differences: no span
 });

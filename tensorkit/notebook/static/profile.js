@@ -1,4 +1,4 @@
-/* tensorkit widgets bundle: esbuild 0.28.2, widgets/src sha256=e6d3ca546fad968d48ec3f2531de6956c9fe19edd27b20ce2be6820094958bda */
+/* tensorkit widgets bundle: esbuild 0.28.2, widgets/src sha256=2396edb4b207e49b05851fb803c9f55ffef6b55b4f1c51a7580ea551493941d4 */
 
 // widgets/src/format.js
 function shapeText(shape) {

@@ -1,4 +1,4 @@
-/* tensorkit widgets bundle: esbuild 0.28.2, widgets/src sha256=e6d3ca546fad968d48ec3f2531de6956c9fe19edd27b20ce2be6820094958bda */
+/* tensorkit widgets bundle: esbuild 0.28.2, widgets/src sha256=2396edb4b207e49b05851fb803c9f55ffef6b55b4f1c51a7580ea551493941d4 */
 
 // widgets/src/format.js
 function shapeText(shape) {
@@ -1001,8 +1001,13 @@ function markedTables(a, b, differs) {
     return h("div", { class: "tk-payload tk-payload-table" }, [head, table]);
   });
 }
-function differenceMapElement(map, caption) {
-  const { values, min, max } = map;
+function diffScale(map, floor) {
+  const span = Math.max(Math.abs(map.min), Math.abs(map.max), floor || 0);
+  return { min: -span, max: span };
+}
+function differenceMapElement(map, caption, floor = 0) {
+  const { values } = map;
+  const { min, max } = diffScale(map, floor);
   const cell = diffCellSize(values.length, (values[0] || []).length);
   const cells = values.flatMap(
     (row, i) => row.map((v, j) => {
@@ -1169,7 +1174,7 @@ function nodeCheckView(result) {
       const errors = `max abs error ${numberText(entry.max_abs_error)} \xB7 max rel error ${numberText(
         entry.max_rel_error
       )}`;
-      compared.push(differenceMapElement(entry.difference, errors));
+      compared.push(differenceMapElement(entry.difference, errors, result.atol));
     }
     const mark = entry.ok ? "tk-check-input" : "tk-check-input tk-check-input-bad";
     parts.push(h("div", { class: mark }, compared));
