@@ -48,7 +48,7 @@ export function panelView(state, checks, selected, onSelect) {
       ]),
     );
   }
-  const idle = h("div", { class: "tk-muted", text: "Not started: press Next (n)." });
+  const idle = h("div", { class: "tk-muted tk-section", text: "Not started: press Next (n)." });
   parts.push(step ? stepView(step, state.retain_graph) : idle);
   parts.push(
     section(

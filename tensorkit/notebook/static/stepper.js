@@ -1,4 +1,4 @@
-/* tensorkit widgets bundle: esbuild 0.28.2, widgets/src sha256=2396edb4b207e49b05851fb803c9f55ffef6b55b4f1c51a7580ea551493941d4 */
+/* tensorkit widgets bundle: esbuild 0.28.2, widgets/src sha256=a8b783dc630eeda90c71f6c8570dd5f5260ab1cb1d79aedc94d424cd8d0b0811 */
 
 // widgets/src/format.js
 function shapeText(shape) {
@@ -1104,7 +1104,7 @@ function panelView(state, checks, selected, onSelect) {
       ])
     );
   }
-  const idle = h("div", { class: "tk-muted", text: "Not started: press Next (n)." });
+  const idle = h("div", { class: "tk-muted tk-section", text: "Not started: press Next (n)." });
   parts.push(step ? stepView(step, state.retain_graph) : idle);
   parts.push(
     section(
