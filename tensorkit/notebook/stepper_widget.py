@@ -8,7 +8,8 @@ end sets ``action`` to one of :data:`ACTIONS`, optionally followed by ``:`` and 
 ``"break_on_nonfinite:true"``, ``"check_node:n2"``); an observer here runs it, updates
 ``state`` or ``checks`` (or ``notice``, re-raising the error) and clears ``action``.
 ``reset`` also clears ``checks``; ``check_graph`` puts each node's result into
-``checks["nodes"]`` too, so that every node is coloured by its check. A trait (rather
+``checks["nodes"]`` too, so that every node is coloured by its check, and keeps in
+``checks["graph"]`` the verdicts only (each comparison is sent once). A trait (rather
 than a custom message) keeps the protocol testable from Python and visible in saved widget
 state.
 """
@@ -144,6 +145,10 @@ class StepperWidget(_FallbackHTML, anywidget.AnyWidget):
         for skipped in report["skipped"]:
             verdict = f"not checked: {skipped['reason']}"
             results[skipped["id"]] = {**skipped, "ok": None, "verdict": verdict}
+        # each node's comparison is sent once, in checks["nodes"]; the report lists verdicts
+        report["nodes"] = [_without_inputs(r) for r in report["nodes"]]
+        if report["first_failure"] is not None:
+            report["first_failure"] = _without_inputs(report["first_failure"])
         self.checks = {"nodes": {**self.checks.get("nodes", {}), **results}, "graph": report}
 
 
@@ -192,6 +197,11 @@ def _required(argument: str | None, action: str, what: str) -> str:
     if argument is None:
         raise ValueError(f"the {action} action needs an argument after ':' ({what})")
     return argument
+
+
+def _without_inputs(result: dict) -> dict:
+    """A check result without its per-input comparison (the values, the difference map)."""
+    return {key: value for key, value in result.items() if key != "inputs"}
 
 
 def _finite(value: Any) -> Any:

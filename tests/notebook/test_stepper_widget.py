@@ -132,7 +132,10 @@ def test_checks_flag_the_planted_wrong_rule() -> None:
         "n3": True,
         "leaf0": None,  # from the earlier check_node: a leaf has no rule
     }
-    assert widget.checks["nodes"]["n2"] == report["first_failure"]
+    full = widget.checks["nodes"]["n2"]
+    assert {k: v for k, v in full.items() if k != "inputs"} == report["first_failure"]
+    assert full["inputs"][0]["produced"]["shape"] == [4, 2]  # the comparison, sent once
+    assert all("inputs" not in r for r in report["nodes"])
 
 
 def test_reset_clears_checks_and_the_position() -> None:
