@@ -9,6 +9,7 @@ import pytest
 
 import tensorkit as tk
 from tensorkit.notebook import BackwardStepper
+from tensorkit.notebook.docstring import RUN_KINDS, inline_runs
 
 
 def _model(seed: int = 0) -> tuple[tk.Tensor, list[tk.Tensor]]:
@@ -382,11 +383,10 @@ def test_rule_docstring_becomes_inline_runs() -> None:
         {"kind": "text", "text": "."},
     ]
     assert rule["doc"] == "Twice grad: \\partial y / \\partial x = 2, see torch.mul and the docs."
+    assert {run["kind"] for run in rule["doc_runs"]} == set(RUN_KINDS)  # one of each kind
 
 
 def test_docstring_runs_of_links_and_broken_markup() -> None:
-    from tensorkit.notebook.docstring import inline_runs
-
     assert inline_runs(None) == [] and inline_runs("   ") == []
     assert inline_runs("See `the paper <https://example.org>`_ and `Ref`_.") == [
         {"kind": "text", "text": "See the paper and Ref."}
