@@ -303,9 +303,10 @@ DEBUG = [
     md("""
 # Debugging a wrong gradient
 
-A custom `tk.autograd.Function` with a subtly wrong `backward` trains, but badly. Here we plant
-such a bug, find it with the workbench's finite-difference checks, look at the failing node
-with the stepper, fix it and check again.
+The small model below trains, but badly: one of its hand-written gradient rules is wrong. We
+let the workbench find which one, with finite-difference checks of every node, look at that
+node with the stepper, and then you fix it. Try not to hunt for the bug by reading the code:
+the point is to let the tools point at it.
 """),
     code("""
 import tensorkit as tk
@@ -315,12 +316,26 @@ import tensorkit.notebook as tkn
 _ = tk.manual_seed(0)
 """),
     md("""
-## The planted bug
+## The model
 
-`Softplus(x) = log(1 + exp(x))`; its derivative is `sigmoid(x) = 1 / (1 + exp(-x))`. Our
-backward drops the minus sign and returns `1 / (1 + exp(x))`, which is `sigmoid(-x)`.
+Two custom activations, each a `tk.autograd.Function` with its own `backward`, in a two-layer
+model. Each backward's docstring says what it means to compute: the stepper shows it beside
+the node.
 """),
     code("""
+class LogCosh(tk.autograd.Function):
+    @staticmethod
+    def forward(ctx, x):
+        ctx.save_for_backward(x)
+        return x.cosh().log()
+
+    @staticmethod
+    def backward(ctx, grad_output):
+        r\"\"\"``grad_output * tanh(x)``: the derivative of :math:`\\log\\cosh x`.\"\"\"
+        (x,) = ctx.saved_tensors
+        return grad_output * x.tanh()
+
+
 class Softplus(tk.autograd.Function):
     @staticmethod
     def forward(ctx, x):
@@ -329,87 +344,123 @@ class Softplus(tk.autograd.Function):
 
     @staticmethod
     def backward(ctx, grad_output):
+        r\"\"\"``grad_output * sigmoid(x)``: the derivative of :math:`\\log(1 + e^x)`.\"\"\"
         (x,) = ctx.saved_tensors
-        return grad_output / (1 + x.exp())  # BUG: this is sigmoid(-x), not sigmoid(x)
+        return grad_output / (1 + x.exp())
 
 
-def model_loss(x, w):
-    return (Softplus.apply(x @ w) * 0.5).sum()
+def model_loss(x, w1, w2):
+    hidden = LogCosh.apply(x @ w1)
+    return (Softplus.apply(hidden @ w2) * 0.5).sum()
 
 
 x = tk.randn(3, 4, dtype=tk.float64)
-w = tk.randn(4, 2, dtype=tk.float64, requires_grad=True)
-print("loss:", model_loss(x, w).item())
+w1 = tk.randn(4, 3, dtype=tk.float64, requires_grad=True)
+w2 = tk.randn(3, 2, dtype=tk.float64, requires_grad=True)
+print("loss:", model_loss(x, w1, w2).item())
 """),
     md("""
-## Find it: `check_graph`
+## Find it in the widget
 
-`check_graph` runs the backward pass node by node and compares each node's rule with central
-finite differences of its forward, reporting the first mismatch.
+Given the loss function and its inputs, the stepper records each op's arguments, so every
+node can be compared with central finite differences of its forward. Press **Check whole
+graph** (`g`): each node is coloured by its result (green agrees, red disagrees) and listed
+in backward order, from the loss back to the leaves. Click a row (or a node) to see the
+gradient its rule produced beside the finite-difference one, and a map of their difference.
+**Next** (`n`) and **Run to here** (`h`) walk the backward pass; the current node is drawn
+in cyan.
 """),
     code("""
-report = tkn.check_graph(model_loss, (x, w))
+stepper_widget = tkn.step_backward(model_loss, inputs=(x, w1, w2))
+stepper_widget
+"""),
+    md("""
+## The same check in code
+
+`check_graph` runs the backward pass node by node, checks each node's rule and reports every
+result and the first node that disagrees.
+"""),
+    code("""
+report = tkn.check_graph(model_loss, (x, w1, w2))
+for result in report["nodes"]:
+    verdict = "agrees" if result["ok"] else "DISAGREES"
+    print(f"step {result['step']}: {result['id']} {result['node']} {verdict}")
 failure = report["first_failure"]
-print("ok:", report["ok"], "| nodes checked:", report["checked"])
 print(f"first failing node: {failure['node']} (id {failure['id']}, step {failure['step']})")
 print("max abs error:", round(failure["max_abs_error"], 4))
 """),
     md("""
-The other ops in the graph (`matmul`, `mul`, `sum`) passed; the culprit is our Function. The
-`%gradcheck` magic confirms it on the Function alone (it prints the full Jacobians):
+The `%gradcheck` magic checks one Function on its own (it prints the full Jacobians when they
+differ). Run it on both activations: only the one the check named fails.
 """),
     code("""
 x_check = tk.randn(5, dtype=tk.float64, requires_grad=True)
-passed = %gradcheck (Softplus.apply, (x_check,))
-assert not passed
+for activation in (LogCosh, Softplus):
+    print(activation.__name__)
+    passed = %gradcheck (activation.apply, (x_check,))
 """),
     md("""
 ## Look at the failing node with the stepper
 
-Run the stepper to the failing node and compare the gradient it produced with the true one,
-`grad_output * sigmoid(x)`.
+Run a stepper to the failing node and compare, element by element, the gradient its rule
+produced with the finite-difference one (what the check panel shows side by side).
 """),
     code("""
-loss = model_loss(x, w)
-stepper = tkn.BackwardStepper(loss)
+stepper = tkn.BackwardStepper.from_function(model_loss, (x, w1, w2))
 state = stepper.run_to(failure["id"])
-step = stepper.current_step
-print("stopped at:", state["step"]["node"]["name"], "| rule:", state["step"]["rule"]["function"])
-z = (x @ w).detach()
-expected = step.grads_in[0] * z.sigmoid()
-print("produced:", step.grads_out[0])
-print("expected:", expected)
-print("check_node here:", tkn.check_node(stepper)["verdict"])
-_ = stepper.run_to_end()
+print("stopped at:", state["step"]["node"]["name"], "| rule:", state["step"]["rule"]["doc"])
+compared = tkn.check_node(stepper)["inputs"][0]
+produced = tk.tensor(compared["produced"]["values"])
+expected = tk.tensor(compared["expected"]["values"])
+print("produced by the rule:", produced)
+print("finite differences:  ", expected)
+print("ratio:", produced / expected)
 """),
     md("""
-The same search in the widget: given the function and its inputs, the stepper records each op's
-arguments, so **Check this node** (`c`) can compare any node's rule with finite differences and
-**Check whole graph** (`g`) colours the first node that disagrees.
-"""),
-    code("""
-stepper.reset()
-tkn.step_backward(model_loss, inputs=(x, w))
-"""),
-    md("""
-## Fix it and re-check
-"""),
-    code("""
+## Exercise: fix it
+
+You know which Function's backward is wrong, and what it should compute. In the cell below,
+set `BUGGY` to that Function (the class itself) and write the correct `fixed_backward`, then
+run the cell: it installs your backward and checks the whole graph again. Until you do, the
+cell leaves the bug in place, so running the whole notebook always finds it. Re-run the
+widget cell afterwards and press **Check whole graph** again: every node should turn green.
+
+<details>
+<summary>Hint</summary>
+
+The ratio printed above is `exp` of something: of what, and with which sign? Where does the
+rule's formula differ from the docstring's?
+</details>
+
+<details>
+<summary>Solution</summary>
+
+```python
+BUGGY = Softplus
+
+
 def fixed_backward(ctx, grad_output):
     (x,) = ctx.saved_tensors
-    return grad_output * x.sigmoid()  # fixed: d/dx log(1 + e^x) = sigmoid(x)
-
-
-Softplus.backward = staticmethod(fixed_backward)  # as if we had edited the class above
-
-
-fixed = tkn.check_graph(model_loss, (x, w))
-print("ok after the fix:", fixed["ok"], "| nodes checked:", fixed["checked"])
-assert fixed["ok"]
+    return grad_output * x.sigmoid()  # d/dx log(1 + e^x) = sigmoid(x)
+```
+</details>
 """),
     code("""
-passed = %gradcheck (Softplus.apply, (x_check,))
-assert passed
+BUGGY = None  # the Function whose backward is wrong
+
+
+def fixed_backward(ctx, grad_output):
+    (x,) = ctx.saved_tensors
+    raise NotImplementedError("return the correct gradient of the Function you found")
+
+
+if BUGGY is None:
+    print("bug still in place: set BUGGY and write fixed_backward, then run this cell")
+else:
+    BUGGY.backward = staticmethod(fixed_backward)  # as if you had edited the class above
+    fixed = tkn.check_graph(model_loss, (x, w1, w2))
+    print("ok after the fix:", fixed["ok"], "| nodes checked:", fixed["checked"])
+    passed = %gradcheck (BUGGY.apply, (x_check,))
 """),
 ]
 

@@ -7,6 +7,7 @@ the forward, or passed in); the rule's vector-Jacobian product for a random upst
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable, Iterable, Sequence
 from typing import Any
 
@@ -17,10 +18,12 @@ from ..autograd.grad_mode import enable_grad, no_grad
 from ..autograd.graph import AccumulateGrad, Node
 from ..tensor import Tensor
 from .stepper import BackwardStepper
+from .values import finite_or_label, tensor_payload
 
-__all__ = ["check_graph", "check_node"]
+__all__ = ["check_graph", "check_node", "difference_map"]
 
 MAX_ELEMENTS = 256
+GRID = 32
 
 
 def check_node(
@@ -37,8 +40,12 @@ def check_node(
     ``target`` is a node, or a stepper (its current node; ``inputs`` default to the stepper's
     ``forward_inputs`` for it). ``inputs`` are the op's forward arguments, needed only when
     the node neither saved them nor is a custom Function.
-    Returns plain data: node name, ``max_abs_error``, ``max_rel_error``, ``ok`` and
-    ``verdict``. At most 256 elements per input are perturbed (a seeded sample beyond).
+    Returns plain data: node name, ``max_abs_error``, ``max_rel_error``, ``ok``,
+    ``verdict``, the tolerances and ``inputs``, one per checked input (see
+    :func:`_compare`): its errors, and the gradient the rule ``produced`` beside the
+    finite-difference one (``expected``) as value payloads, with a ``difference`` map for
+    inputs of two or more dimensions. At most 256 elements per input are perturbed (a seeded
+    sample beyond; then ``produced`` and ``expected`` hold the sampled elements only).
     """
     node = _current_node(target)
     if inputs is None and isinstance(target, BackwardStepper):
@@ -60,18 +67,8 @@ def check_node(
     per_input = []
     for i, g in zip(positions, analytical, strict=True):
         numeric, analytic, index = _numerical(forward, args64, i, upstream, eps, g, rng)
-        abs_err = float(np.max(np.abs(numeric - analytic), initial=0.0))
-        rel_err = float(np.max(np.abs(numeric - analytic) / (np.abs(numeric) + atol), initial=0.0))
-        ok = bool(np.allclose(analytic, numeric, atol=atol, rtol=rtol))
-        per_input.append(
-            {
-                "position": i,
-                "elements": int(index.size),
-                "max_abs_error": abs_err,
-                "max_rel_error": rel_err,
-                "ok": ok,
-            }
-        )
+        shape = tuple(args64[i].shape)
+        per_input.append(_compare(i, shape, analytic, numeric, index, atol, rtol))
     ok = all(p["ok"] for p in per_input)
     return {
         "node": node.name(),
@@ -79,7 +76,68 @@ def check_node(
         "max_rel_error": _worst(p["max_rel_error"] for p in per_input),
         "ok": ok,
         "verdict": "ok" if ok else "gradient mismatch",
+        "atol": atol,
+        "rtol": rtol,
         "inputs": per_input,
+    }
+
+
+def _compare(
+    position: int,
+    shape: tuple[int, ...],
+    analytic: np.ndarray,
+    numeric: np.ndarray,
+    index: np.ndarray,
+    atol: float,
+    rtol: float,
+) -> dict:
+    """One input's check: ``elements`` compared (at flat ``index`` of an input of ``shape``),
+    the errors, ``ok``, ``sampled``, ``produced`` and ``expected`` payloads (shaped like the
+    input unless sampled) and the ``difference`` map (None below two dimensions)."""
+    difference = analytic - numeric
+    sampled = index.size < math.prod(shape)
+    as_shown = (lambda a: a) if sampled else (lambda a: a.reshape(shape))
+    return {
+        "position": position,
+        "shape": list(shape),
+        "elements": int(index.size),
+        "sampled": sampled,
+        "max_abs_error": float(np.max(np.abs(difference), initial=0.0)),
+        "max_rel_error": float(np.max(np.abs(difference) / (np.abs(numeric) + atol), initial=0.0)),
+        "ok": bool(np.allclose(analytic, numeric, atol=atol, rtol=rtol)),
+        "produced": tensor_payload(Tensor(as_shown(analytic))),
+        "expected": tensor_payload(Tensor(as_shown(numeric))),
+        "difference": difference_map(shape, index, difference) if len(shape) >= 2 else None,
+    }
+
+
+def difference_map(
+    shape: Sequence[int], index: np.ndarray, difference: np.ndarray, *, grid: int = GRID
+) -> dict:
+    """The differences (produced - expected) at flat ``index`` of a tensor of ``shape`` on a
+    grid of at most ``grid`` x ``grid`` cells over its matrix view (rows: all leading
+    dimensions, columns: the last). A cell holds the difference of largest magnitude among
+    its elements, None where none was compared; non-finite ones as labels (``"nan"``).
+    Also ``rows``, ``cols``, ``block`` (elements per cell, rows x cols) and the finite
+    ``min``/``max``."""
+    cols = int(shape[-1])
+    rows = math.prod(shape[:-1])
+    cell_rows, cell_cols = min(rows, grid), min(cols, grid)
+    cells: list[list[float | None]] = [[None] * cell_cols for _ in range(cell_rows)]
+    for flat, value in zip(index.tolist(), difference.tolist(), strict=True):
+        r = (flat // cols) * cell_rows // rows
+        c = (flat % cols) * cell_cols // cols
+        held = cells[r][c]
+        if held is None or math.isnan(value) or abs(value) > abs(held):  # NaN wins
+            cells[r][c] = value
+    finite = [v for row in cells for v in row if v is not None and math.isfinite(v)]
+    return {
+        "rows": rows,
+        "cols": cols,
+        "block": [math.ceil(rows / cell_rows), math.ceil(cols / cell_cols)],
+        "values": [[None if v is None else finite_or_label(v) for v in row] for row in cells],
+        "min": min(finite, default=0.0),
+        "max": max(finite, default=0.0),
     }
 
 
@@ -88,16 +146,18 @@ def check_graph(
     inputs: Sequence[Any] | None = None,
     **options: Any,
 ) -> dict:
-    """Check every node of a backward pass in backward order; report the first mismatch.
+    """Check every node of a backward pass in backward order; report each node's result and
+    the first mismatch.
 
     ``target`` is a loss function, run on ``inputs`` under a forward capture (so every node
     can be re-run), or a stepper, whose pass is replayed by a fresh stepper (its position is
     left alone; nodes that saved no inputs and have no ``forward_inputs`` are skipped).
-    ``options`` go to :func:`check_node`. Returns ``{"ok", "checked", "skipped",
-    "first_failure", "error"}``: ``skipped`` lists ``{"id", "node", "reason"}``;
-    ``first_failure`` is ``check_node``'s result plus the node's ``id`` and backward ``step``;
-    ``error`` is the stepper's error report if backward failed. Leaves' ``.grad`` are left as
-    they were.
+    ``options`` go to :func:`check_node`. Returns ``{"ok", "checked", "nodes", "skipped",
+    "first_failure", "error"}``: ``nodes`` lists every checked node's :func:`check_node`
+    result plus its ``id`` and backward ``step``, in backward order; ``skipped`` lists
+    ``{"id", "node", "reason"}``; ``first_failure`` is the first disagreeing entry of
+    ``nodes``; ``error`` is the stepper's error report if backward failed. Leaves' ``.grad``
+    are left as they were.
     """
     if isinstance(target, BackwardStepper):
         if inputs is not None:
@@ -113,7 +173,7 @@ def check_graph(
         raise TypeError(
             f"check_graph expects a BackwardStepper or a loss function, got {type(target).__name__}"
         )
-    checked = 0
+    results: list[dict] = []
     skipped: list[dict] = []
     try:
         while True:
@@ -129,22 +189,15 @@ def check_graph(
             except ValueError as reason:
                 skipped.append({"id": node_id, "node": node.name(), "reason": str(reason)})
                 continue
-            checked += 1
-            if not result["ok"]:
-                failure = {**result, "id": node_id, "step": stepper.position - 1}
-                return _graph_report(False, checked, skipped, failure, None)
+            results.append({**result, "id": node_id, "step": stepper.position - 1})
         error = stepper.error
     finally:
         stepper.reset()
-    return _graph_report(error is None, checked, skipped, None, error)
-
-
-def _graph_report(
-    ok: bool, checked: int, skipped: list, failure: dict | None, error: dict | None
-) -> dict:
+    failure = next((r for r in results if not r["ok"]), None)
     return {
-        "ok": ok,
-        "checked": checked,
+        "ok": failure is None and error is None,
+        "checked": len(results),
+        "nodes": results,
         "skipped": skipped,
         "first_failure": failure,
         "error": error,

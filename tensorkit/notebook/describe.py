@@ -7,19 +7,25 @@ from typing import Any
 
 from ..autograd.grad_mode import no_grad
 from ..autograd.graph import AccumulateGrad, Node
+from .docstring import inline_runs
 from .values import finite_or_label, tensor_payload
 
 __all__ = ["chain_products", "describe_error", "describe_rule", "modified_saved"]
 
 
+LEAF_DOC = "Adds the incoming gradient into the leaf's ``.grad``."
+
+
 def describe_rule(node: Node) -> dict:
-    """The node's name, its op, and the rule's function: name, docstring's first line, file:line."""
+    """The node's name, its op, and the rule's function: name, file:line and its docstring's
+    first paragraph, as plain text (``doc``) and as inline runs (``doc_runs``, see
+    :func:`~tensorkit.notebook.docstring.inline_runs`)."""
     if type(node) is AccumulateGrad:
         return {
             "node": node.name(),
             "op": "accumulate_grad",
             "function": None,
-            "doc": "adds the incoming gradient into the leaf's .grad",
+            **_doc(LEAF_DOC),
             "where": None,
         }
     op = node.op
@@ -31,8 +37,17 @@ def describe_rule(node: Node) -> dict:
         "node": node.name(),
         "op": op.name,
         "function": f"{getattr(rule, '__module__', '?')}.{getattr(rule, '__qualname__', '?')}",
-        "doc": doc.splitlines()[0] if doc else None,
+        **_doc(doc),
         "where": None if code is None else f"{code.co_filename}:{code.co_firstlineno}",
+    }
+
+
+def _doc(doc: str | None) -> dict:
+    """``doc``: the first paragraph as plain text (None without one); ``doc_runs``: parsed."""
+    runs = inline_runs(doc)
+    return {
+        "doc": "".join(run["text"] for run in runs) if runs else None,
+        "doc_runs": runs,
     }
 
 

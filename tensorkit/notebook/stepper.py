@@ -11,6 +11,7 @@ A failure is attributed to the node the engine names on the error (``error.backw
 
 from __future__ import annotations
 
+import heapq
 import math
 import numbers
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
@@ -65,6 +66,7 @@ class BackwardStepper:
             raise RuntimeError("the loss does not require grad and has no grad_fn")
         self._order = backward_nodes(roots)
         self.ids = node_ids(self._order)
+        self.planned_order = [self.ids[n] for n in execution_order(roots, self._order)]
         self._nodes = {node_id: node for node, node_id in self.ids.items()}
         self.break_at = break_at
         self._leaves = [(n, n.variable) for n in self._order if type(n) is AccumulateGrad]
@@ -294,6 +296,8 @@ class BackwardStepper:
                 {"id": self.ids[node], "shape": list(leaf.shape), "grad": tensor_payload(leaf.grad)}
                 for node, leaf in self._leaves
             ],
+            "order": self.planned_order,
+            "visited": [self.ids[step.node] for step in self._steps],
         }
 
     def _describe(self, index: int) -> dict:
@@ -301,6 +305,31 @@ class BackwardStepper:
         node = step.node
         targets = [None if e is None else self.ids[e[0]] for e in node.edges]
         return describe_step(step, targets, self.ids[node], self._saved[node], self._chains[index])
+
+
+def execution_order(roots: list[Node], nodes: list[Node]) -> list[Node]:
+    """``nodes`` (all reachable from ``roots``) in the order the engine runs them: a node
+    once every node pointing to it has run, the most recently created first (ties as the
+    engine breaks them)."""
+    waiting = dict.fromkeys(nodes, 0)
+    for node in nodes:
+        for edge in node.edges:
+            if edge is not None:
+                waiting[edge[0]] += 1
+    ready = [(-n.seq, id(n), n) for n in dict.fromkeys(roots) if waiting[n] == 0]
+    heapq.heapify(ready)
+    order = []
+    while ready:
+        node = heapq.heappop(ready)[2]
+        order.append(node)
+        for edge in node.edges:
+            if edge is None:
+                continue
+            child = edge[0]
+            waiting[child] -= 1
+            if waiting[child] == 0:
+                heapq.heappush(ready, (-child.seq, id(child), child))
+    return order
 
 
 def _produced(step: BackwardStep) -> list[tuple[int, Tensor]]:

@@ -6,7 +6,10 @@ edges), ``notice`` (why the last action failed, "" if it did not) and ``action``
 end sets ``action`` to one of :data:`ACTIONS`, optionally followed by ``:`` and an argument
 (``"run_to:n3"``, ``"break_at:n1,n4"``, ``"break_on_grad_norm:10"``,
 ``"break_on_nonfinite:true"``, ``"check_node:n2"``); an observer here runs it, updates
-``state`` or ``checks`` (or ``notice``, re-raising the error) and clears ``action``. A trait (rather
+``state`` or ``checks`` (or ``notice``, re-raising the error) and clears ``action``.
+``reset`` also clears ``checks``; ``check_graph`` puts each node's result into
+``checks["nodes"]`` too, so that every node is coloured by its check, and keeps in
+``checks["graph"]`` the verdicts only (each comparison is sent once). A trait (rather
 than a custom message) keeps the protocol testable from Python and visible in saved widget
 state.
 """
@@ -75,6 +78,8 @@ class StepperWidget(_FallbackHTML, anywidget.AnyWidget):
             if name in MOVES:
                 if argument:
                     raise ValueError(f"the {name} action takes no argument, got {argument!r}")
+                if name == "reset":  # back to a clean graph: no check marks either
+                    self.checks = {"nodes": {}, "graph": None}
                 self.state = getattr(self.stepper, name)()
             else:
                 getattr(self, f"_{name}")(argument if has_argument else None)
@@ -135,7 +140,16 @@ class StepperWidget(_FallbackHTML, anywidget.AnyWidget):
     def _check_graph(self, argument: str | None) -> None:
         if argument:
             raise ValueError(f"the check_graph action takes no argument, got {argument!r}")
-        self.checks = {**self.checks, "graph": _finite(check_graph(self.stepper))}
+        report = _finite(check_graph(self.stepper))
+        results = {r["id"]: r for r in report["nodes"]}
+        for skipped in report["skipped"]:
+            verdict = f"not checked: {skipped['reason']}"
+            results[skipped["id"]] = {**skipped, "ok": None, "verdict": verdict}
+        # each node's comparison is sent once, in checks["nodes"]; the report lists verdicts
+        report["nodes"] = [_without_inputs(r) for r in report["nodes"]]
+        if report["first_failure"] is not None:
+            report["first_failure"] = _without_inputs(report["first_failure"])
+        self.checks = {"nodes": {**self.checks.get("nodes", {}), **results}, "graph": report}
 
 
 def small_scalar_graph(stepper: BackwardStepper) -> bool:
@@ -183,6 +197,11 @@ def _required(argument: str | None, action: str, what: str) -> str:
     if argument is None:
         raise ValueError(f"the {action} action needs an argument after ':' ({what})")
     return argument
+
+
+def _without_inputs(result: dict) -> dict:
+    """A check result without its per-input comparison (the values, the difference map)."""
+    return {key: value for key, value in result.items() if key != "inputs"}
 
 
 def _finite(value: Any) -> Any:

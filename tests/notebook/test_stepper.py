@@ -9,6 +9,7 @@ import pytest
 
 import tensorkit as tk
 from tensorkit.notebook import BackwardStepper
+from tensorkit.notebook.docstring import RUN_KINDS, inline_runs
 
 
 def _model(seed: int = 0) -> tuple[tk.Tensor, list[tk.Tensor]]:
@@ -338,3 +339,60 @@ def test_abandoned_paused_stepper_leaves_grad_mode_alone() -> None:
     del stepper
     gc.collect()
     assert tk.is_grad_enabled()
+
+
+@pytest.mark.parametrize("make", [_model, _mlp, _cnn])
+def test_state_lists_the_engine_order_from_the_loss_back(make) -> None:
+    loss, _ = make()
+    stepper = BackwardStepper(loss)
+    before = stepper.state()
+    assert before["visited"] == [] and sorted(before["order"]) == sorted(stepper.ids.values())
+    assert before["order"][0] == "n0"  # the loss's node runs first
+    final = stepper.run_to_end()
+    assert final["visited"] == final["order"] == before["order"]
+
+
+class _Doubled(tk.autograd.Function):
+    @staticmethod
+    def forward(ctx, x):
+        return x * 2
+
+    @staticmethod
+    def backward(ctx, grad):
+        """Twice ``grad``: :math:`\\partial y / \\partial x = 2`, see :func:`torch.mul` and
+        *the* **docs**.
+
+        Not this paragraph."""
+        return grad * 2
+
+
+def test_rule_docstring_becomes_inline_runs() -> None:
+    x = tk.randn(3, requires_grad=True)
+    rule = BackwardStepper(_Doubled.apply(x).sum()).run_to("n1")["step"]["rule"]
+    assert rule["doc_runs"] == [
+        {"kind": "text", "text": "Twice "},
+        {"kind": "code", "text": "grad"},
+        {"kind": "text", "text": ": "},
+        {"kind": "math", "text": "\\partial y / \\partial x = 2"},
+        {"kind": "text", "text": ", see "},
+        {"kind": "code", "text": "torch.mul"},
+        {"kind": "text", "text": " and "},
+        {"kind": "emphasis", "text": "the"},
+        {"kind": "text", "text": " "},
+        {"kind": "strong", "text": "docs"},
+        {"kind": "text", "text": "."},
+    ]
+    assert rule["doc"] == "Twice grad: \\partial y / \\partial x = 2, see torch.mul and the docs."
+    assert {run["kind"] for run in rule["doc_runs"]} == set(RUN_KINDS)  # one of each kind
+
+
+def test_docstring_runs_of_links_and_broken_markup() -> None:
+    assert inline_runs(None) == [] and inline_runs("   ") == []
+    assert inline_runs("See `the paper <https://example.org>`_ and `Ref`_.") == [
+        {"kind": "text", "text": "See the paper and Ref."}
+    ]
+    # markup docutils cannot parse and HTML stay text, never markup
+    assert inline_runs("a <b>&amp; ``open") == [{"kind": "text", "text": "a <b>&amp; ``open"}]
+    assert inline_runs("- a list item") == [{"kind": "text", "text": "- a list item"}]
+    leaf = BackwardStepper((tk.randn(2, requires_grad=True) * 1.0).sum()).run_to("leaf0")
+    assert {"kind": "code", "text": ".grad"} in leaf["step"]["rule"]["doc_runs"]

@@ -121,9 +121,46 @@ def test_checks_flag_the_planted_wrong_rule() -> None:
     assert "no gradient rule" in widget.checks["nodes"]["leaf0"]["verdict"]
     widget.action = "check_graph"
     report = widget.checks["graph"]
-    assert not report["ok"] and report["first_failure"]["id"] == "n2" and report["checked"] == 3
+    assert not report["ok"] and report["first_failure"]["id"] == "n2" and report["checked"] == 4
     assert widget.state["position"] == 3 and w.grad is None  # the checks left both alone
     json.dumps(widget.checks, allow_nan=False)
+    # every node checked by the whole-graph check is marked by its own result
+    assert {i: r["ok"] for i, r in widget.checks["nodes"].items()} == {
+        "n0": True,
+        "n1": True,
+        "n2": False,
+        "n3": True,
+        "leaf0": None,  # from the earlier check_node: a leaf has no rule
+    }
+    full = widget.checks["nodes"]["n2"]
+    assert {k: v for k, v in full.items() if k != "inputs"} == report["first_failure"]
+    assert full["inputs"][0]["produced"]["shape"] == [4, 2]  # the comparison, sent once
+    assert all("inputs" not in r for r in report["nodes"])
+
+
+def test_reset_clears_checks_and_the_position() -> None:
+    tk.manual_seed(0)
+    x, w = tk.randn(4, 3), tk.randn(3, 2, requires_grad=True)
+    widget = step_backward(lambda x, w: (WrongCube.apply(x @ w) * 0.5).sum(), inputs=[x, w])
+    _send(widget, "run_to_end")
+    widget.action = "check_graph"
+    widget.action = "check_node:n1"
+    assert widget.checks["graph"] is not None and widget.checks["nodes"]
+    state = _send(widget, "reset")
+    assert widget.checks == {"nodes": {}, "graph": None}
+    assert state["position"] == 0 and state["step"] is None and state["chain_edges"] == []
+    assert state["visited"] == [] and state["order"][0] == "n0"
+
+
+def test_whole_graph_check_marks_skipped_nodes_not_checked() -> None:
+    a = tk.randn(3, requires_grad=True)
+    widget = step_backward((a * a + 1.0).sum())  # no captured inputs: add and sum skipped
+    widget.action = "check_graph"
+    nodes = widget.checks["nodes"]
+    assert nodes["n2"]["ok"] is True  # mul saved its inputs
+    assert nodes["n0"]["ok"] is None and nodes["n1"]["ok"] is None
+    assert nodes["n1"]["verdict"].startswith("not checked: ")
+    assert "did not save its inputs" in nodes["n1"]["verdict"]
 
 
 def test_check_without_captured_inputs_reports_not_checked() -> None:

@@ -2,16 +2,17 @@
  * The replay widget (anywidget front end, also rendered by tape.to_html pages with no
  * kernel): recorded backward steps stepped entirely in the browser. A toolbar (Reset,
  * Previous, Next, Run to end; keys r p n e, as in the stepper), a pass chooser when several
- * passes were recorded, the pass's backward graph with the current node highlighted
- * (tk-current) and the stepper's panel of the current step. The model holds `passes`
+ * passes were recorded, the pass's backward graph drawn in backward order with the current
+ * node and the steps run marked as the stepper marks them (with the same legend), and the
+ * stepper's panel of the current step. The model holds `passes`
  * (tensorkit.notebook.replay.replay_passes), `pass_index` and `position` (steps run); the
  * front end sets `position` and `pass_index` itself.
  */
 
 import { h, onShortcut, redrawOn } from "./dom.js";
 import { graphView } from "./graphview.js";
-import { panelView } from "./stepper_panel.js";
-import { TOOLBAR, chainLabels, focusNode, statusText } from "./stepper_logic.js";
+import { markLegend, panelView } from "./stepper_panel.js";
+import { TOOLBAR, chainLabels, focusNode, nodeMarks, statusText } from "./stepper_logic.js";
 
 /** Chain-rule sums are drawn on the edges of graphs this small (as the stepper does). */
 export const CHAIN_RULE_MAX_NODES = 40;
@@ -69,9 +70,9 @@ export function moveForKey(event) {
 
 /**
  * The stepper state (see BackwardStepper.state) after `position` recorded steps of a pass:
- * the last step run, the chain-rule products so far (`chain_edges`, for scalar nodes) and
- * each leaf's .grad as its last accumulation so far left it (before any, as it was before
- * the pass).
+ * the last step run, the nodes run so far (`order` and `visited`), the chain-rule products
+ * so far (`chain_edges`, for scalar nodes) and each leaf's .grad as its last accumulation
+ * so far left it (before any, as it was before the pass).
  * @param {{steps: object[], leaves: object[]}} pass a replay model
  * @param {number} position
  * @returns {object}
@@ -95,6 +96,8 @@ export function stateAt(pass, position) {
     breakpoints: { nonfinite: false, nodes: [], grad_norm: null },
     retain_graph: false,
     step: at ? pass.steps[at - 1] : null,
+    order: pass.steps.map((step) => step.node.id),
+    visited: pass.steps.slice(0, at).map((step) => step.node.id),
     chain_edges: chainEdges,
     leaf_grads: pass.leaves.map((leaf) =>
       grads.has(leaf.id) ? { ...leaf, grad: grads.get(leaf.id) } : leaf,
@@ -159,6 +162,7 @@ function render({ model, el }) {
   const root = h("div", { class: "tk-widget tk-stepper-widget tk-replay-widget", tabindex: 0 }, [
     h("div", { class: "tk-toolbar" }, [...buttons.map((b) => b.button), chooser, status]),
     h("div", { class: "tk-muted tk-help", text: HELP }),
+    markLegend(["tk-current", "tk-visited", "tk-selected"]),
     h("div", { class: "tk-body" }, [h("div", { class: "tk-canvas" }, [view.element]), panel]),
   ]);
   el.append(root);
@@ -185,7 +189,9 @@ function render({ model, el }) {
       selected,
       query: "",
       colorBy: "none",
+      direction: "backward",
       current: focusNode(state),
+      marks: nodeMarks(state, { nodes: {}, graph: null }),
       edgeLabels:
         pass.graph.nodes.length <= CHAIN_RULE_MAX_NODES ? chainLabels(state.chain_edges) : {},
     });

@@ -1,9 +1,11 @@
 /**
  * The backward stepper widget (anywidget front end): a toolbar (Reset, Previous, Next, Run to
  * end, Run to here, Break here, Check this node, Check whole graph; each with a key), a node
- * chooser, the breakpoint settings (NaN/inf, gradient-norm bound, nodes), the graph with the
- * current node highlighted, marks for checks, failures and breakpoints and, toggleable,
- * chain-rule sums on the edges; and the panel of the current node. Every control sets the
+ * chooser listing the nodes in backward order, the breakpoint settings (NaN/inf,
+ * gradient-norm bound, nodes), the graph drawn in backward order (the loss first, the leaves
+ * last) with the current node in a colour of its own, marks for steps run, checks, failures
+ * and breakpoints (with their legend) and, toggleable, chain-rule sums on the edges; and the
+ * panel of the current node. Every control sets the
  * synced `action` trait (see stepper_widget.py), which Python runs and clears; the new
  * `state` and `checks` come back as traits, and `notice` says why an action failed.
  * `chain_rule` is synced both ways.
@@ -11,12 +13,14 @@
 
 import { h, onShortcut, redrawOn } from "./dom.js";
 import { graphView } from "./graphview.js";
-import { panelView } from "./stepper_panel.js";
+import { markLegend, panelView } from "./stepper_panel.js";
 import {
   HELP,
   TOOLBAR,
+  backwardOrder,
   buttonTitle,
   chainLabels,
+  chooserText,
   commandFor,
   entryForKey,
   focusNode,
@@ -83,11 +87,12 @@ function render({ model, el }) {
   const notice = h("span", { class: "tk-notice" });
   const panel = h("div", { class: "tk-panel" });
 
+  const select = (id) => {
+    selected = selected === id ? "" : id;
+    redraw();
+  };
   const view = graphView({
-    onSelect(id) {
-      selected = selected === id ? "" : id;
-      redraw();
-    },
+    onSelect: select,
     onToggle(path) {
       collapsed = collapsed.includes(path)
         ? collapsed.filter((p) => p !== path)
@@ -104,6 +109,7 @@ function render({ model, el }) {
       h("label", { class: "tk-toggle" }, [chain, "chain rule on edges"]),
     ]),
     h("div", { class: "tk-muted tk-help", text: HELP }),
+    markLegend(),
     h("div", { class: "tk-body" }, [h("div", { class: "tk-canvas" }, [view.element]), panel]),
   ]);
   el.append(root);
@@ -114,13 +120,12 @@ function render({ model, el }) {
     const state = model.get("state");
     const graph = model.get("graph");
     const checks = model.get("checks") || { nodes: {}, graph: null };
-    const nodes = (graph.nodes || []).filter((n) => n.kind !== "group");
+    const nodes = backwardOrder(state, graph.nodes || []);
     if (selected && !nodes.some((n) => n.id === selected)) selected = "";
+    const visited = new Set(state.visited || []);
     chooser.replaceChildren(
-      h("option", { value: "", text: "(select a node)" }),
-      ...nodes.map((n) =>
-        h("option", { value: n.id, text: `${n.id}: ${n.grad_fn || n.op || n.kind}` }),
-      ),
+      h("option", { value: "", text: "(select a node: in backward order)" }),
+      ...nodes.map((n, i) => h("option", { value: n.id, text: chooserText(n, i, visited) })),
     );
     chooser.value = selected;
     for (const { entry, button } of buttons) {
@@ -133,13 +138,14 @@ function render({ model, el }) {
     chain.checked = model.get("chain_rule");
     status.textContent = statusText(state);
     notice.textContent = model.get("notice") || "";
-    panel.replaceChildren(panelView(state, checks, selected));
+    panel.replaceChildren(panelView(state, checks, selected, select));
     view.update({
       graph,
       collapsed,
       selected,
       query: "",
       colorBy: "none",
+      direction: "backward",
       current: focusNode(state),
       marks: nodeMarks(state, checks),
       edgeLabels: chain.checked ? chainLabels(state.chain_edges) : {},

@@ -1,7 +1,8 @@
 /**
  * The backward stepper's pure logic: toolbar commands and shortcuts, the status line, which
- * node the graph opens on, node marks (checks, failure, in-place culprit, breakpoints),
- * chain-rule edge labels and check texts. No DOM here, so node --test covers all of it.
+ * node the graph opens on, node marks (checks, failure, in-place culprit, breakpoints, steps
+ * already run) and their legend, the nodes in backward order, chain-rule edge labels, check
+ * texts and a rule docstring's inline runs. No DOM here, so node --test covers all of it.
  */
 
 import { numberText } from "./format.js";
@@ -137,8 +138,26 @@ export function checkClass(result) {
 }
 
 /**
- * Extra classes per node id for the graph: check results, the whole-graph check's first
- * failure, the failing node of an error, the in-place culprit and breakpoints.
+ * The legend of the graph's marks: each class (as nodeMarks and graphView give it to a
+ * node) and what it means. The current step has a colour of its own, unlike any check's.
+ */
+export const MARK_LEGEND = [
+  { mark: "tk-current", label: "current step" },
+  { mark: "tk-visited", label: "already run" },
+  { mark: "tk-selected", label: "selected" },
+  { mark: "tk-breakpoint", label: "breakpoint" },
+  { mark: "tk-check-ok", label: "check agrees" },
+  { mark: "tk-check-warn", label: `agrees, rel error > ${CLOSE_REL_ERROR}` },
+  { mark: "tk-check-bad", label: "check disagrees" },
+  { mark: "tk-check-skip", label: "not checked" },
+  { mark: "tk-failed", label: "backward failed" },
+  { mark: "tk-inplace", label: "modified in place" },
+];
+
+/**
+ * Extra classes per node id for the graph: steps already run, check results, the
+ * whole-graph check's first failure, the failing node of an error, the in-place culprit and
+ * breakpoints.
  * @param {object} state
  * @param {{nodes?: object, graph?: object|null}} checks
  * @returns {Object<string, string[]>}
@@ -150,6 +169,7 @@ export function nodeMarks(state, checks) {
     const list = (marks[id] ||= []);
     if (!list.includes(name)) list.push(name);
   };
+  for (const id of state.visited || []) add(id, "tk-visited");
   for (const [id, result] of Object.entries((checks && checks.nodes) || {})) {
     add(id, checkClass(result));
   }
@@ -243,4 +263,123 @@ export function bytesText(bytes) {
     unit += 1;
   }
   return `${numberText(unit ? Number(value.toFixed(1)) : value)} ${units[unit]}`;
+}
+
+/**
+ * The nodes (not folded groups) in the order the backward pass runs them, from the loss back
+ * to the leaves: `state.order` (the engine's order) first, then any other node in the
+ * graph's order (older states carry no order).
+ * @param {object} state
+ * @param {{id: string, kind: string}[]} nodes the graph's nodes
+ * @returns {object[]}
+ */
+export function backwardOrder(state, nodes) {
+  const byId = new Map(nodes.filter((n) => n.kind !== "group").map((n) => [n.id, n]));
+  const ordered = (state.order || []).filter((id) => byId.has(id)).map((id) => byId.get(id));
+  const listed = new Set(ordered.map((n) => n.id));
+  return [...ordered, ...[...byId.values()].filter((n) => !listed.has(n.id))];
+}
+
+/**
+ * A node's entry in the node chooser: its place in the backward order, whether its step has
+ * run (✓), its id and what it is ("3 ✓ n2: MulBackward0").
+ * @param {{id: string, grad_fn?: string, op?: string, kind: string}} node
+ * @param {number} index its place in backwardOrder
+ * @param {Set<string>} visited ids of the steps run
+ * @returns {string}
+ */
+export function chooserText(node, index, visited) {
+  const done = visited.has(node.id) ? " ✓" : "";
+  return `${index + 1}${done} ${node.id}: ${node.grad_fn || node.op || node.kind}`;
+}
+
+/** Kinds of a docstring's inline runs (tensorkit.notebook.docstring.RUN_KINDS). */
+export const RUN_KINDS = ["text", "code", "math", "emphasis", "strong"];
+
+/**
+ * A rule's docstring as inline runs to draw: `rule.doc_runs` where it is a list of runs
+ * (recordings may come from untrusted files: anything else in it is dropped, an unknown
+ * kind reads as text), else the plain `rule.doc` as one text run; [] without a docstring.
+ * @param {{doc?: string|null, doc_runs?: unknown}} rule
+ * @returns {{kind: string, text: string}[]}
+ */
+export function docRuns(rule) {
+  if (Array.isArray(rule.doc_runs)) {
+    return rule.doc_runs
+      .filter((run) => run && typeof run.text === "string" && run.text)
+      .map((run) => ({ kind: RUN_KINDS.includes(run.kind) ? run.kind : "text", text: run.text }));
+  }
+  return typeof rule.doc === "string" && rule.doc ? [{ kind: "text", text: rule.doc }] : [];
+}
+
+/**
+ * Whether the rule's value disagrees with the finite-difference one at one element, by
+ * numpy's allclose test (|produced - expected| > atol + rtol |expected|); non-finite values
+ * (strings) disagree unless both are the same label.
+ * @param {number|string} produced
+ * @param {number|string} expected
+ * @param {{atol?: number, rtol?: number}} tolerances check_node's (defaults as there)
+ * @returns {boolean}
+ */
+export function disagrees(produced, expected, { atol = 1e-5, rtol = 1e-3 } = {}) {
+  if (typeof produced !== "number" || typeof expected !== "number") return produced !== expected;
+  return Math.abs(produced - expected) > atol + rtol * Math.abs(expected);
+}
+
+/**
+ * One checked input's heading: "input 0 (3×2): max abs error 0.1, max rel error 0.5", with
+ * how many elements were compared when they were sampled.
+ * @param {{position: number, shape?: number[], elements: number, sampled?: boolean,
+ *   max_abs_error: number|string, max_rel_error: number|string}} entry
+ * @returns {string}
+ */
+export function checkInputText(entry) {
+  const shape = entry.shape ? ` (${entry.shape.join("×") || "scalar"})` : "";
+  const sampled = entry.sampled ? `, ${entry.elements} sampled elements` : "";
+  const errors = `max abs error ${numberText(entry.max_abs_error)}, max rel error ${numberText(
+    entry.max_rel_error,
+  )}`;
+  return `input ${entry.position}${shape}: ${errors}${sampled}`;
+}
+
+/**
+ * The whole-graph check's rows, checked and skipped nodes alike, in the backward order
+ * `order` (state.order; nodes it does not name come last).
+ * @param {{nodes?: object[], skipped?: object[]}} report check_graph's result
+ * @param {string[]} order
+ * @returns {{id: string, step: string, node: string, verdict: string, mark: string}[]}
+ */
+export function graphCheckRows(report, order) {
+  const skipped = (report.skipped || []).map((s) => ({
+    ...s,
+    ok: null,
+    verdict: `not checked: ${s.reason}`,
+  }));
+  const place = (id) => {
+    const at = (order || []).indexOf(id);
+    return at < 0 ? Infinity : at;
+  };
+  return [...(report.nodes || []), ...skipped]
+    .map((result) => ({ id: result.id, ...graphCheckRow(result), at: place(result.id) }))
+    .sort((a, b) => a.at - b.at)
+    .map(({ at, ...row }) => row);
+}
+
+/**
+ * One row of the whole-graph check's list: step, node and verdict.
+ * @param {{id: string, node: string, step?: number, ok: boolean|null, verdict: string,
+ *   max_rel_error?: number|string}} result
+ * @returns {{step: string, node: string, verdict: string, mark: string}}
+ */
+export function graphCheckRow(result) {
+  const verdict =
+    result.ok === null || result.ok === undefined
+      ? result.verdict
+      : `${result.ok ? "agrees" : "DISAGREES"} (max rel error ${numberText(result.max_rel_error)})`;
+  return {
+    step: result.step === undefined ? "" : String(result.step),
+    node: `${result.id} ${result.node}`,
+    verdict,
+    mark: checkClass(result),
+  };
 }

@@ -3,17 +3,26 @@ import { test } from "node:test";
 
 import {
   HELP,
+  MARK_LEGEND,
+  RUN_KINDS,
   TOOLBAR,
+  backwardOrder,
   buttonTitle,
   bytesText,
   chainLabels,
   chainText,
   checkClass,
+  checkInputText,
   checkText,
+  chooserText,
   commandFor,
+  disagrees,
+  docRuns,
   entryForKey,
   focusNode,
   gradNormCommand,
+  graphCheckRow,
+  graphCheckRows,
   graphCheckText,
   nodeMarks,
   statusText,
@@ -156,4 +165,108 @@ test("bytesText", () => {
   assert.equal(bytesText(12), "12 B");
   assert.equal(bytesText(1536), "1.5 KiB");
   assert.equal(bytesText(3 * 1024 * 1024), "3 MiB");
+});
+
+test("the current step's mark is its own, listed in the legend with every other mark", () => {
+  const marks = MARK_LEGEND.map((e) => e.mark);
+  assert.equal(new Set(marks).size, marks.length);
+  for (const mark of ["tk-current", "tk-check-bad", "tk-check-ok", "tk-breakpoint"]) {
+    assert.ok(marks.includes(mark), mark);
+  }
+  const state = {
+    step: { node: { id: "n1" } },
+    visited: ["n0", "n1"],
+    breakpoints: { nodes: [] },
+  };
+  const checks = { nodes: { n1: { ok: false } }, graph: null };
+  const byNode = nodeMarks(state, checks);
+  assert.deepEqual(byNode.n0, ["tk-visited"]);
+  assert.deepEqual(byNode.n1, ["tk-visited", "tk-check-bad"]);
+  assert.equal(focusNode(state), "n1"); // drawn tk-current by graphView, never tk-check-bad
+});
+
+test("backwardOrder follows the engine's order and keeps nodes it does not name", () => {
+  const nodes = [
+    { id: "leaf0", kind: "leaf" },
+    { id: "n1", kind: "grad_fn" },
+    { id: "n0", kind: "grad_fn" },
+    { id: "group:a", kind: "group" },
+    { id: "n2", kind: "grad_fn" },
+  ];
+  const order = backwardOrder({ order: ["n0", "n1", "leaf0", "gone"] }, nodes);
+  assert.deepEqual(
+    order.map((n) => n.id),
+    ["n0", "n1", "leaf0", "n2"],
+  );
+  assert.deepEqual(
+    backwardOrder({}, nodes).map((n) => n.id),
+    ["leaf0", "n1", "n0", "n2"],
+  );
+  const node = { id: "n1", grad_fn: "MulBackward0", kind: "grad_fn" };
+  assert.equal(chooserText(node, 1, new Set(["n1"])), "2 ✓ n1: MulBackward0");
+  assert.equal(chooserText(node, 1, new Set()), "2 n1: MulBackward0");
+});
+
+test("docRuns keeps well-formed runs only and falls back to the plain docstring", () => {
+  const runs = [
+    { kind: "text", text: "Twice " },
+    { kind: "code", text: "grad" },
+    { kind: "script", text: "<b>x</b>" },
+    { kind: "code" },
+    null,
+    { kind: "math", text: "" },
+  ];
+  assert.deepEqual(docRuns({ doc_runs: runs, doc: "ignored" }), [
+    { kind: "text", text: "Twice " },
+    { kind: "code", text: "grad" },
+    { kind: "text", text: "<b>x</b>" },
+  ]);
+  assert.deepEqual(docRuns({ doc: "Old recording." }), [{ kind: "text", text: "Old recording." }]);
+  assert.deepEqual(docRuns({ doc: null }), []);
+  assert.deepEqual(docRuns({ doc_runs: "not a list", doc: "plain" }), [
+    { kind: "text", text: "plain" },
+  ]);
+  assert.deepEqual(RUN_KINDS, ["text", "code", "math", "emphasis", "strong"]);
+});
+
+test("disagrees is numpy's allclose per element; labels match only themselves", () => {
+  assert.equal(disagrees(1.0, 1.0005), false); // within rtol 1e-3
+  assert.equal(disagrees(1.0, 1.01), true);
+  assert.equal(disagrees(1e-6, 0, { atol: 1e-5, rtol: 0 }), false);
+  assert.equal(disagrees(2e-5, 0, { atol: 1e-5, rtol: 0 }), true);
+  assert.equal(disagrees("nan", "nan"), false);
+  assert.equal(disagrees("nan", 1), true);
+});
+
+test("check texts: a checked input's errors, and the whole graph's rows in backward order", () => {
+  const entry = {
+    position: 0,
+    shape: [3, 2],
+    elements: 6,
+    sampled: false,
+    max_abs_error: 0.25,
+    max_rel_error: 0.5,
+  };
+  assert.equal(checkInputText(entry), "input 0 (3×2): max abs error 0.25, max rel error 0.5");
+  const sampled = { ...entry, shape: [40, 50], elements: 256, sampled: true };
+  assert.ok(checkInputText(sampled).endsWith(", 256 sampled elements"));
+  const report = {
+    nodes: [
+      { id: "n2", node: "CubeBackward", step: 2, ok: false, max_rel_error: 0.5 },
+      { id: "n0", node: "SumBackward0", step: 0, ok: true, max_rel_error: 1e-9 },
+    ],
+    skipped: [{ id: "n1", node: "AddBackward0", reason: "no inputs" }],
+  };
+  const rows = graphCheckRows(report, ["n0", "n1", "n2"]);
+  assert.deepEqual(
+    rows.map((r) => [r.id, r.step, r.mark]),
+    [
+      ["n0", "0", "tk-check-ok"],
+      ["n1", "", "tk-check-skip"],
+      ["n2", "2", "tk-check-bad"],
+    ],
+  );
+  assert.equal(rows[2].verdict, "DISAGREES (max rel error 0.5)");
+  assert.equal(rows[1].verdict, "not checked: no inputs");
+  assert.deepEqual(graphCheckRow({ id: "n9", node: "X", ok: true, max_rel_error: 0 }).step, "");
 });

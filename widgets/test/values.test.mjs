@@ -3,8 +3,12 @@ import { test } from "node:test";
 
 import {
   NONFINITE_COLOR,
+  UNCOMPARED_COLOR,
+  diffCellSize,
+  diffScale,
   heatColor,
   heatScale,
+  heatStops,
   histogramBars,
   payloadKind,
   tableRows,
@@ -53,4 +57,33 @@ test("histogramBars scales to the largest count and keeps bin edges", () => {
       [20, 40, 10, 0, 2, 3],
     ],
   );
+});
+
+test("heatStops: the colour bar of a difference map, white at 0 for both signs", () => {
+  assert.deepEqual(heatStops(-1, 3), [
+    `${heatColor(-1, -1, 3)} 0%`,
+    "rgb(255, 255, 255) 25%",
+    "rgb(255, 0, 0) 100%",
+  ]);
+  assert.deepEqual(heatStops(0, 2), ["rgb(255, 255, 255) 0%", "rgb(255, 0, 0) 100%"]);
+  assert.deepEqual(heatStops(-4, -1), ["rgb(0, 0, 255) 0%", "rgb(255, 255, 255) 100%"]);
+  assert.equal(heatStops(0, 0).length, 2); // all differences 0: a plain bar, no division
+  assert.notEqual(UNCOMPARED_COLOR, NONFINITE_COLOR);
+});
+
+test("diffCellSize: a map about 240 px on its larger side, cells 6 to 24 px", () => {
+  assert.equal(diffCellSize(3, 2), 24); // a tiny matrix: big cells, not a 20 px speck
+  assert.equal(diffCellSize(32, 32), 7);
+  assert.equal(diffCellSize(1, 32), 7);
+  assert.equal(diffCellSize(200, 1), 6); // never below 6 px
+  assert.equal(diffCellSize(0, 0), 24);
+});
+
+test("diffScale: symmetric about 0, never narrower than the tolerance", () => {
+  assert.deepEqual(diffScale({ min: -0.5, max: 2 }, 1e-5), { min: -2, max: 2 });
+  assert.deepEqual(diffScale({ min: 2e-11, max: 8e-11 }, 1e-5), { min: -1e-5, max: 1e-5 });
+  // round-off far below the tolerance is drawn (nearly) white
+  const { min, max } = diffScale({ min: 2e-11, max: 8e-11 }, 1e-5);
+  assert.equal(heatColor(8e-11, min, max), "rgb(255, 255, 255)");
+  assert.equal(diffScale({ min: 0, max: 0 }).max, 0); // no floor, no differences: no span
 });

@@ -1,4 +1,4 @@
-/* tensorkit widgets bundle: esbuild 0.28.2, widgets/src sha256=92cfec2121b24883c9b8e49ad4b70f5d55dfafc7b80e015e6fe07b0e89f26db1 */
+/* tensorkit widgets bundle: esbuild 0.28.2, widgets/src sha256=a8b783dc630eeda90c71f6c8570dd5f5260ab1cb1d79aedc94d424cd8d0b0811 */
 
 // widgets/src/format.js
 function shapeText(shape) {

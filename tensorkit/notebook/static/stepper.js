@@ -1,4 +1,4 @@
-/* tensorkit widgets bundle: esbuild 0.28.2, widgets/src sha256=92cfec2121b24883c9b8e49ad4b70f5d55dfafc7b80e015e6fe07b0e89f26db1 */
+/* tensorkit widgets bundle: esbuild 0.28.2, widgets/src sha256=a8b783dc630eeda90c71f6c8570dd5f5260ab1cb1d79aedc94d424cd8d0b0811 */
 
 // widgets/src/format.js
 function shapeText(shape) {
@@ -747,6 +747,18 @@ function checkClass(result) {
   if (!result.ok) return "tk-check-bad";
   return result.max_rel_error > CLOSE_REL_ERROR ? "tk-check-warn" : "tk-check-ok";
 }
+var MARK_LEGEND = [
+  { mark: "tk-current", label: "current step" },
+  { mark: "tk-visited", label: "already run" },
+  { mark: "tk-selected", label: "selected" },
+  { mark: "tk-breakpoint", label: "breakpoint" },
+  { mark: "tk-check-ok", label: "check agrees" },
+  { mark: "tk-check-warn", label: `agrees, rel error > ${CLOSE_REL_ERROR}` },
+  { mark: "tk-check-bad", label: "check disagrees" },
+  { mark: "tk-check-skip", label: "not checked" },
+  { mark: "tk-failed", label: "backward failed" },
+  { mark: "tk-inplace", label: "modified in place" }
+];
 function nodeMarks(state, checks) {
   const marks = {};
   const add = (id, name) => {
@@ -754,6 +766,7 @@ function nodeMarks(state, checks) {
     const list = marks[id] || (marks[id] = []);
     if (!list.includes(name)) list.push(name);
   };
+  for (const id of state.visited || []) add(id, "tk-visited");
   for (const [id, result] of Object.entries(checks && checks.nodes || {})) {
     add(id, checkClass(result));
   }
@@ -811,6 +824,56 @@ function bytesText(bytes) {
     unit += 1;
   }
   return `${numberText(unit ? Number(value.toFixed(1)) : value)} ${units[unit]}`;
+}
+function backwardOrder(state, nodes) {
+  const byId = new Map(nodes.filter((n) => n.kind !== "group").map((n) => [n.id, n]));
+  const ordered = (state.order || []).filter((id) => byId.has(id)).map((id) => byId.get(id));
+  const listed = new Set(ordered.map((n) => n.id));
+  return [...ordered, ...[...byId.values()].filter((n) => !listed.has(n.id))];
+}
+function chooserText(node, index, visited) {
+  const done = visited.has(node.id) ? " \u2713" : "";
+  return `${index + 1}${done} ${node.id}: ${node.grad_fn || node.op || node.kind}`;
+}
+var RUN_KINDS = ["text", "code", "math", "emphasis", "strong"];
+function docRuns(rule) {
+  if (Array.isArray(rule.doc_runs)) {
+    return rule.doc_runs.filter((run) => run && typeof run.text === "string" && run.text).map((run) => ({ kind: RUN_KINDS.includes(run.kind) ? run.kind : "text", text: run.text }));
+  }
+  return typeof rule.doc === "string" && rule.doc ? [{ kind: "text", text: rule.doc }] : [];
+}
+function disagrees(produced, expected, { atol = 1e-5, rtol = 1e-3 } = {}) {
+  if (typeof produced !== "number" || typeof expected !== "number") return produced !== expected;
+  return Math.abs(produced - expected) > atol + rtol * Math.abs(expected);
+}
+function checkInputText(entry) {
+  const shape = entry.shape ? ` (${entry.shape.join("\xD7") || "scalar"})` : "";
+  const sampled = entry.sampled ? `, ${entry.elements} sampled elements` : "";
+  const errors = `max abs error ${numberText(entry.max_abs_error)}, max rel error ${numberText(
+    entry.max_rel_error
+  )}`;
+  return `input ${entry.position}${shape}: ${errors}${sampled}`;
+}
+function graphCheckRows(report, order) {
+  const skipped = (report.skipped || []).map((s2) => ({
+    ...s2,
+    ok: null,
+    verdict: `not checked: ${s2.reason}`
+  }));
+  const place = (id) => {
+    const at = (order || []).indexOf(id);
+    return at < 0 ? Infinity : at;
+  };
+  return [...report.nodes || [], ...skipped].map((result) => ({ id: result.id, ...graphCheckRow(result), at: place(result.id) })).sort((a, b) => a.at - b.at).map(({ at, ...row }) => row);
+}
+function graphCheckRow(result) {
+  const verdict = result.ok === null || result.ok === void 0 ? result.verdict : `${result.ok ? "agrees" : "DISAGREES"} (max rel error ${numberText(result.max_rel_error)})`;
+  return {
+    step: result.step === void 0 ? "" : String(result.step),
+    node: `${result.id} ${result.node}`,
+    verdict,
+    mark: checkClass(result)
+  };
 }
 
 // widgets/src/values.js
@@ -926,27 +989,123 @@ function histogramView(histogram) {
     })
   ]);
 }
+var UNCOMPARED_COLOR = "rgb(225, 225, 225)";
+var DIFF_MAP = { side: 240, minCell: 6, maxCell: 24 };
+function diffCellSize(rows, cols) {
+  const fit = Math.floor(DIFF_MAP.side / Math.max(rows, cols, 1));
+  return Math.min(DIFF_MAP.maxCell, Math.max(DIFF_MAP.minCell, fit));
+}
+function heatStops(min, max) {
+  const at = (value, percent) => `${heatColor(value, min, max)} ${percent}%`;
+  if (!(max > min)) return [at(min, 0), at(max, 100)];
+  const signed = min < 0 && max > 0;
+  const zero = Math.round(100 * -min / (max - min));
+  return signed ? [at(min, 0), at(0, zero), at(max, 100)] : [at(min, 0), at(max, 100)];
+}
+function sideBySide(left, right, differs) {
+  const [a, b] = [left.payload, right.payload];
+  const paired = payloadKind(a) === "table" && payloadKind(b) === "table" && shapeText(a.shape) === shapeText(b.shape);
+  const views = paired ? markedTables(a, b, differs) : [payloadElement(a), payloadElement(b)];
+  return h(
+    "div",
+    { class: "tk-side-by-side" },
+    [left, right].map(
+      ({ title }, i) => h("div", { class: "tk-side" }, [h("div", { class: "tk-side-title", text: title }), views[i]])
+    )
+  );
+}
+function markedTables(a, b, differs) {
+  const rowsA = tableRows(a.values, a.shape);
+  const rowsB = tableRows(b.values, b.shape);
+  const wrong = rowsA.map((row, i) => row.map((v, j) => differs(v, rowsB[i][j])));
+  return [
+    [a, rowsA],
+    [b, rowsB]
+  ].map(([payload, rows]) => {
+    const head = h("div", {
+      class: "tk-muted",
+      text: `${shapeText(payload.shape)} ${payload.dtype}`
+    });
+    const table = h(
+      "table",
+      { class: "tk-values" },
+      rows.map(
+        (row, i) => h(
+          "tr",
+          {},
+          row.map(
+            (v, j) => h("td", { class: wrong[i][j] ? "tk-mismatch" : null, text: numberText(v) })
+          )
+        )
+      )
+    );
+    return h("div", { class: "tk-payload tk-payload-table" }, [head, table]);
+  });
+}
+function diffScale(map, floor) {
+  const span = Math.max(Math.abs(map.min), Math.abs(map.max), floor || 0);
+  return { min: -span, max: span };
+}
+function differenceMapElement(map, caption, floor = 0) {
+  const { values } = map;
+  const { min, max } = diffScale(map, floor);
+  const cell = diffCellSize(values.length, (values[0] || []).length);
+  const cells = values.flatMap(
+    (row, i) => row.map((v, j) => {
+      const fill2 = v === null ? UNCOMPARED_COLOR : heatColor(v, min, max);
+      const title = v === null ? "not compared" : `produced \u2212 expected: ${numberText(v)}`;
+      return s(
+        "rect",
+        { x: j * cell, y: i * cell, width: cell, height: cell, fill: fill2 },
+        [s("title", { text: title })]
+      );
+    })
+  );
+  const width = (values[0] || []).length * cell;
+  const svg = s("svg", { width, height: values.length * cell, class: "tk-diff-svg" }, cells);
+  const [blockRows, blockCols] = map.block;
+  const per = blockRows * blockCols > 1 ? `, each cell the largest of ~${blockRows}\xD7${blockCols}` : "";
+  const matrix = `${map.rows}\xD7${map.cols}`;
+  const bar = `background: linear-gradient(to right, ${heatStops(min, max).join(", ")})`;
+  const legend = h("div", { class: "tk-legend tk-diff-legend" }, [
+    h("span", { class: "tk-legend-min", text: numberText(min) }),
+    h("span", { class: "tk-legend-bar", style: bar }),
+    h("span", { class: "tk-legend-max", text: numberText(max) }),
+    h("span", { class: "tk-legend-item" }, [
+      h("span", { class: "tk-swatch", style: `background: ${UNCOMPARED_COLOR}` }),
+      "not compared"
+    ]),
+    h("span", { class: "tk-legend-item" }, [
+      h("span", { class: "tk-swatch", style: `background: ${NONFINITE_COLOR}` }),
+      "nan/inf"
+    ])
+  ]);
+  return h("div", { class: "tk-diff-map" }, [
+    h("div", { class: "tk-side-title", text: `produced \u2212 expected (${matrix}${per})` }),
+    svg,
+    legend,
+    h("div", { class: "tk-diff-errors", text: caption })
+  ]);
+}
 
 // widgets/src/stepper_panel.js
-function panelView(state, checks, selected) {
+function panelView(state, checks, selected, onSelect) {
   const step = state.step;
   const parts = [];
   if (state.error) parts.push(errorView(state.error));
-  const idle = h("div", { class: "tk-muted", text: "Not started: press Next (n)." });
-  parts.push(step ? stepView(step, state.retain_graph) : idle);
   const nodeChecks = checks && checks.nodes || {};
-  const ids = [step && step.node.id, selected].filter((id) => id && nodeChecks[id]);
+  const shown = [selected, step && step.node.id].find((id) => id && nodeChecks[id]);
   const report = checks && checks.graph;
-  if (ids.length || report) {
+  if (shown || report) {
     parts.push(
       section("finite-difference checks", [
-        ...[...new Set(ids)].map(
-          (id) => h("div", { class: "tk-check-result", text: checkText(nodeChecks[id]) })
-        ),
-        report ? h("div", { class: "tk-check-graph", text: graphCheckText(report) }) : ""
+        shown ? nodeCheckView(nodeChecks[shown]) : "",
+        report ? graphCheckView(report, state.order, shown, onSelect) : ""
       ])
     );
   }
+  const idle = h("div", { class: "tk-muted tk-section", text: "Not started: press Next (n)." });
+  parts.push(step ? stepView(step, state.retain_graph) : idle);
   parts.push(
     section(
       "leaves' .grad so far",
@@ -968,7 +1127,7 @@ function stepView(step, retainGraph) {
     h("div", { class: "tk-step-node", text: `${step.node.id}: ${step.node.name}` }),
     section("rule", [
       h("div", { class: "tk-rule", text: rule.function || rule.op || "" }),
-      rule.doc ? h("div", { class: "tk-muted", text: rule.doc }) : "",
+      docView(rule),
       rule.where ? h("div", { class: "tk-muted tk-rule-where", text: rule.where }) : ""
     ]),
     section(
@@ -1030,6 +1189,74 @@ function errorView(error) {
   }
   return h("div", { class: "tk-error" }, lines);
 }
+var RUN_TAGS = { code: "code", math: "var", emphasis: "em", strong: "strong" };
+function docView(rule) {
+  const runs = docRuns(rule);
+  if (!runs.length) return "";
+  const nodes = runs.map(
+    (run) => run.kind === "text" ? run.text : h(RUN_TAGS[run.kind], { class: `tk-doc-${run.kind}`, text: run.text })
+  );
+  return h("div", { class: "tk-muted tk-rule-doc" }, nodes);
+}
+function nodeCheckView(result) {
+  const parts = [h("div", { class: "tk-check-result", text: checkText(result) })];
+  const tolerances = { atol: result.atol, rtol: result.rtol };
+  for (const entry of result.inputs || []) {
+    const sampled = entry.sampled ? " (sampled elements)" : "";
+    const compared = [
+      h("div", { class: "tk-check-input-title", text: checkInputText(entry) }),
+      sideBySide(
+        { title: `produced by the rule${sampled}`, payload: entry.produced ?? null },
+        { title: `finite differences${sampled}`, payload: entry.expected ?? null },
+        (a, b) => disagrees(a, b, tolerances)
+      )
+    ];
+    if (entry.difference) {
+      const errors = `max abs error ${numberText(entry.max_abs_error)} \xB7 max rel error ${numberText(
+        entry.max_rel_error
+      )}`;
+      compared.push(differenceMapElement(entry.difference, errors, result.atol));
+    }
+    const mark = entry.ok ? "tk-check-input" : "tk-check-input tk-check-input-bad";
+    parts.push(h("div", { class: mark }, compared));
+  }
+  return h("div", { class: "tk-node-check" }, parts);
+}
+function graphCheckView(report, order, shown, onSelect) {
+  const rows = graphCheckRows(report, order).map((row) => {
+    const attrs = { class: "tk-graph-check-row", "data-id": row.id, "data-mark": row.mark };
+    const tr = h("tr", attrs, [
+      h("td", { text: row.step }),
+      h("td", { text: row.node }),
+      h("td", { text: row.verdict })
+    ]);
+    if (row.id === shown) tr.classList.add("tk-shown");
+    if (onSelect) tr.addEventListener("click", () => onSelect(row.id));
+    return tr;
+  });
+  const head = h("tr", {}, ["step", "node", "result"].map((text) => h("th", { text })));
+  return h("div", { class: "tk-check-graph-view" }, [
+    h("div", { class: "tk-check-graph", text: graphCheckText(report) }),
+    rows.length ? h("table", { class: "tk-graph-checks" }, [head, ...rows]) : ""
+  ]);
+}
+function markLegend(marks) {
+  const entries = MARK_LEGEND.filter((e) => !marks || marks.includes(e.mark));
+  return h(
+    "div",
+    { class: "tk-legend tk-mark-legend" },
+    entries.map(
+      ({ mark, label }) => h("span", { class: "tk-legend-item", "data-mark": mark }, [
+        s("svg", { class: "tk-mark-swatch", width: 26, height: 16, viewBox: "-4 -4 34 24" }, [
+          s("g", { class: "tk-mark-sample", "data-sample": mark }, [
+            s("rect", { width: 26, height: 16, rx: 4 })
+          ])
+        ]),
+        label
+      ])
+    )
+  );
+}
 
 // widgets/src/stepper.js
 function render({ model, el }) {
@@ -1081,11 +1308,12 @@ function render({ model, el }) {
   const status = h("span", { class: "tk-status" });
   const notice = h("span", { class: "tk-notice" });
   const panel = h("div", { class: "tk-panel" });
+  const select = (id) => {
+    selected = selected === id ? "" : id;
+    redraw();
+  };
   const view = graphView({
-    onSelect(id) {
-      selected = selected === id ? "" : id;
-      redraw();
-    },
+    onSelect: select,
     onToggle(path) {
       collapsed = collapsed.includes(path) ? collapsed.filter((p) => p !== path) : [...collapsed, path];
       redraw();
@@ -1100,6 +1328,7 @@ function render({ model, el }) {
       h("label", { class: "tk-toggle" }, [chain, "chain rule on edges"])
     ]),
     h("div", { class: "tk-muted tk-help", text: HELP }),
+    markLegend(),
     h("div", { class: "tk-body" }, [h("div", { class: "tk-canvas" }, [view.element]), panel])
   ]);
   el.append(root);
@@ -1108,13 +1337,12 @@ function render({ model, el }) {
     const state = model.get("state");
     const graph = model.get("graph");
     const checks = model.get("checks") || { nodes: {}, graph: null };
-    const nodes = (graph.nodes || []).filter((n) => n.kind !== "group");
+    const nodes = backwardOrder(state, graph.nodes || []);
     if (selected && !nodes.some((n) => n.id === selected)) selected = "";
+    const visited = new Set(state.visited || []);
     chooser.replaceChildren(
-      h("option", { value: "", text: "(select a node)" }),
-      ...nodes.map(
-        (n) => h("option", { value: n.id, text: `${n.id}: ${n.grad_fn || n.op || n.kind}` })
-      )
+      h("option", { value: "", text: "(select a node: in backward order)" }),
+      ...nodes.map((n, i) => h("option", { value: n.id, text: chooserText(n, i, visited) }))
     );
     chooser.value = selected;
     for (const { entry, button } of buttons) {
@@ -1127,13 +1355,14 @@ function render({ model, el }) {
     chain.checked = model.get("chain_rule");
     status.textContent = statusText(state);
     notice.textContent = model.get("notice") || "";
-    panel.replaceChildren(panelView(state, checks, selected));
+    panel.replaceChildren(panelView(state, checks, selected, select));
     view.update({
       graph,
       collapsed,
       selected,
       query: "",
       colorBy: "none",
+      direction: "backward",
       current: focusNode(state),
       marks: nodeMarks(state, checks),
       edgeLabels: chain.checked ? chainLabels(state.chain_edges) : {}
