@@ -44,7 +44,7 @@ def matrix_rank(
     name = "linalg.matrix_rank"
     if isinstance(A, Tensor) and A.ndim < 2:
         raise RuntimeError(f"{name}: The input tensor input must have at least 2 dimensions.")
-    _la._check_matrix(name, A, square=hermitian)
+    _la._check_matrix(name, A, square=hermitian, allow_complex=True)
     return apply(
         _MATRIX_RANK,
         A.detach(),
