@@ -6,7 +6,7 @@ gradients of gradients work as well. The other functions (norms, matrix_power, m
 are compositions of differentiable ops.
 
 Inputs are float32 or float64 tensors; inv, det, slogdet, solve, solve_triangular, cholesky,
-qr, svd, svdvals, pinv, matrix_power and matrix_rank take complex64 and complex128 as well,
+qr, svd, svdvals, eigh, pinv, matrix_power and matrix_rank take complex64 and complex128 too,
 with PyTorch's conjugate Wirtinger gradients (the rules below are written with conjugate
 transposes, ``.mH``, which are plain transposes on real tensors). Like PyTorch, the gradients
 of ``svd`` and ``eigh`` (and so of ``svdvals``, ``eigvalsh`` and the spectral norms) are
