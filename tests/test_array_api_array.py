@@ -6,8 +6,10 @@ complex input and ``__dlpack__``'s keywords."""
 
 from __future__ import annotations
 
+import copy
 import inspect
 import operator
+import pickle
 
 import numpy as np
 import pytest
@@ -62,6 +64,14 @@ def test_gradients_flow_through_arrays_and_operators():
     y = xp.sum(x[::-1] * xp.asarray([1.0, 10.0, 100.0]) + x**2)
     y.backward()
     np.testing.assert_allclose(x.grad.numpy(), [100 + 2, 10 + 4, 1 + 6])
+
+
+def test_arrays_pickle_and_copy_as_arrays():
+    x = xp.asarray([[1.0, 2.0], [3.0, 4.0]])
+    for copied in (pickle.loads(pickle.dumps(x)), copy.deepcopy(x)):
+        assert type(copied) is xp.Array and copied is not x
+        np.testing.assert_array_equal(copied.numpy(), x.numpy())
+        assert (copied[::-1] + xp.asarray(1, dtype=xp.int64)).dtype == xp.float32
 
 
 def test_t_needs_a_matrix():

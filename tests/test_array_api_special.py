@@ -204,3 +204,21 @@ def test_complex_tanh_special_values(dtype):
 @pytest.mark.parametrize("dtype", ["complex64", "complex128"])
 def test_complex_expm1_special_values(dtype):
     _check("expm1", standard_expm1, dtype)
+
+
+@pytest.mark.parametrize("name", ["tanh", "expm1"])
+@pytest.mark.parametrize("dtype", ["complex64", "complex128"])
+def test_tk_tensor_keeps_torch_complex_values(name, dtype):
+    """tk.Tensor's complex tanh and expm1 are PyTorch's at every special point (and close
+    to them, to rounding, at the ordinary ones)."""
+    torch = pytest.importorskip("torch")
+    ours = getattr(tk, name)(tk.tensor(POINTS, dtype=getattr(tk, dtype))).tolist()
+    theirs = getattr(torch, name)(torch.tensor(POINTS, dtype=getattr(torch, dtype))).tolist()
+    wrong = []
+    for z, a, b in zip(POINTS, ours, theirs, strict=True):
+        ordinary = all(math.isfinite(v) and v != 0 for v in (z.real, z.imag))
+        if ordinary and np.isclose(a, b, rtol=1e-6):
+            continue
+        if not (same(a.real, b.real) and same(a.imag, b.imag)):
+            wrong.append((z, a, b))
+    assert not wrong, f"(input, tensorkit, torch): {wrong}"

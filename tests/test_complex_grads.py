@@ -269,3 +269,24 @@ def test_real_only_linalg_rejects_complex(name):
     )
     with pytest.raises(NotImplementedError, match=re.escape(message)):
         fn(tk.tensor(A))
+
+
+def test_complex_keeps_infinite_nan_and_signed_zero_parts():
+    """tk.complex places its parts as they are (as torch.complex), not as re + 1j * im."""
+    torch = pytest.importorskip("torch")
+    inf, nan = float("inf"), float("nan")
+    real, imag = [inf, 0.0, nan, -inf, 1.5], [nan, -0.0, 0.0, inf, -2.0]
+    for dtype in ("float32", "float64"):
+        ours = tk.complex(
+            tk.tensor(real, dtype=getattr(tk, dtype)), tk.tensor(imag, dtype=getattr(tk, dtype))
+        )
+        theirs = torch.complex(
+            torch.tensor(real, dtype=getattr(torch, dtype)),
+            torch.tensor(imag, dtype=getattr(torch, dtype)),
+        )
+        assert str(ours.dtype).split(".")[-1] == str(theirs.dtype).split(".")[-1]
+        mine, reference = ours.numpy(), theirs.numpy()
+        np.testing.assert_array_equal(mine, reference)
+        np.testing.assert_array_equal(np.signbit(mine.imag), np.signbit(reference.imag))
+    broadcast = tk.complex(tk.tensor([[1.0], [2.0]]), tk.tensor([3.0, 4.0, 5.0]))
+    assert tuple(broadcast.shape) == (2, 3) and broadcast[1, 2].item() == 2 + 5j

@@ -43,6 +43,13 @@ class Array(Tensor):
     def to_device(self, device: Any, /, *, stream: Any = None) -> Array:
         return as_array(self.to(device), (self,))
 
+    def __reduce_ex__(self, protocol: Any) -> tuple:
+        rebuild, arguments = Tensor.__reduce_ex__(self, protocol)
+        return (_rebuild_array, (rebuild, arguments))
+
+    def __deepcopy__(self, memo: dict) -> Array:
+        return as_array(Tensor.__deepcopy__(self, memo))
+
     def __getitem__(self, key: Any) -> Array:
         from ._indexing import getitem
 
@@ -52,6 +59,11 @@ class Array(Tensor):
         from ._indexing import setitem
 
         setitem(self, key, value)
+
+
+def _rebuild_array(rebuild: Callable, arguments: tuple) -> Array:
+    """Unpickle an Array: the tensor, as an Array."""
+    return as_array(rebuild(*arguments))
 
 
 def as_array(t: Tensor, inputs: Iterable[Tensor] = ()) -> Array:
