@@ -5,10 +5,9 @@ Each factorization (and inv, det, solve, pinv, ...) is one op whose forward call
 gradients of gradients work as well. The other functions (norms, matrix_power, multi_dot, ...)
 are compositions of differentiable ops.
 
-Inputs are float32 or float64 tensors; inv, det, slogdet, solve, solve_triangular, cholesky,
-qr, svd, svdvals, eigh, pinv, matrix_power and matrix_rank take complex64 and complex128 too,
-with PyTorch's conjugate Wirtinger gradients (the rules below are written with conjugate
-transposes, ``.mH``, which are plain transposes on real tensors). Like PyTorch, the gradients
+Inputs are float32, float64, complex64 or complex128 tensors; complex ones get PyTorch's
+conjugate Wirtinger gradients (the rules are written with conjugate transposes, ``.mH``,
+which are plain transposes on real tensors). Like PyTorch, the gradients
 of ``svd`` and ``eigh`` (and so of ``svdvals``, ``eigvalsh`` and the spectral norms) are
 undefined when singular values or eigenvalues repeat: they come out as inf or nan there; and
 a loss on complex singular vectors must not depend on their phases (an error otherwise).
@@ -104,14 +103,9 @@ EighResult = namedtuple("linalg_eigh", ["eigenvalues", "eigenvectors"])
 
 
 # ------------------------------------------------------------------------------ checks
-def _check_float(name: str, x: Tensor, *, allow_complex: bool = False) -> None:
-    kind = x._data.dtype.kind
-    if kind == "c" and not allow_complex:
-        raise NotImplementedError(
-            f"{name}: complex input is not supported (got {x.dtype}); in tensorkit, {name} works "
-            "on real floating tensors only"
-        )
-    if kind not in "fc":
+def _check_float(name: str, x: Tensor) -> None:
+    """``x`` must be a float32/float64 or complex64/complex128 tensor."""
+    if x._data.dtype.kind not in "fc":
         raise RuntimeError(
             f"{name}: Expected a floating point or complex tensor as input. Got {x.dtype}"
         )
@@ -119,14 +113,13 @@ def _check_float(name: str, x: Tensor, *, allow_complex: bool = False) -> None:
         raise RuntimeError(f"{name}: Low precision dtypes not supported. Got {x.dtype}")
 
 
-def _check_matrix(name: str, A: Any, *, square: bool = True, allow_complex: bool = False) -> None:
-    """``A`` must be a floating tensor (complex too if allowed) of (batches of) matrices,
-    square if asked."""
+def _check_matrix(name: str, A: Any, *, square: bool = True) -> None:
+    """``A`` must be a floating or complex tensor of (batches of) matrices, square if asked."""
     if not isinstance(A, Tensor):
         raise TypeError(f"{name}: A must be a Tensor, got {type(A).__name__}")
     if A.ndim < 2:
         raise RuntimeError(f"{name}: The input tensor A must have at least 2 dimensions.")
-    _check_float(name, A, allow_complex=allow_complex)
+    _check_float(name, A)
     if square and A.shape[-1] != A.shape[-2]:
         raise RuntimeError(
             f"{name}: A must be batches of square matrices, but they are {A.shape[-2]} by "
@@ -226,7 +219,7 @@ _INV = OpDef("linalg_inv", _inv_forward, _inv_rule, saves=SAVE_OUTPUT)
 
 def inv(A: Tensor) -> Tensor:
     """The inverse of each square matrix; raises :class:`LinAlgError` if one is singular."""
-    _check_matrix("linalg.inv", A, allow_complex=True)
+    _check_matrix("linalg.inv", A)
     return apply(_INV, A)
 
 
@@ -260,7 +253,7 @@ _DET = OpDef("linalg_det", lambda xp, a: xp.linalg.det(a), _det_rule, saves=SAVE
 def det(A: Tensor) -> Tensor:
     """The determinant of each square matrix. Its gradient is the cofactor matrix: from the
     inverse, or, when a matrix is singular, from the SVD."""
-    _check_matrix("linalg.det", A, allow_complex=True)
+    _check_matrix("linalg.det", A)
     return apply(_DET, A)
 
 
@@ -287,7 +280,7 @@ _SLOGDET = OpDef(
 def slogdet(A: Tensor) -> SlogdetResult:
     """The sign and the log of the absolute value of the determinant (no overflow). The
     gradient needs invertible matrices."""
-    _check_matrix("linalg.slogdet", A, allow_complex=True)
+    _check_matrix("linalg.slogdet", A)
     return SlogdetResult(*apply(_SLOGDET, A))
 
 
@@ -319,7 +312,7 @@ def _check_rhs(name: str, A: Tensor, B: Any, left: bool) -> None:
         raise TypeError(f"{name}: B must be a Tensor, got {type(B).__name__}")
     if B.ndim < 2:
         raise RuntimeError(f"{name}: The input tensor B must have at least 2 dimensions.")
-    _check_float(name, B, allow_complex=True)
+    _check_float(name, B)
     if A.dtype != B.dtype:
         raise RuntimeError(
             f"{name}: Expected A and B to have the same dtype, but found A of type {A.dtype} "
@@ -340,7 +333,7 @@ def solve(A: Tensor, B: Tensor, *, left: bool = True) -> Tensor:
     otherwise it is a batch of matrices. Batch dims broadcast.
     """
     name = "linalg.solve"
-    _check_matrix(name, A, allow_complex=True)
+    _check_matrix(name, A)
     is_vector = isinstance(B, Tensor) and (
         B.ndim == 1 or (B.ndim == A.ndim - 1 and B.shape == A.shape[:-1])
     )
@@ -356,7 +349,7 @@ def solve_triangular(
     """The solution X of ``T X = B`` (or ``X T = B``) where T is the upper or lower triangle
     of ``A`` (with ones on its diagonal when ``unitriangular``)."""
     name = "linalg.solve_triangular"
-    _check_matrix(name, A, allow_complex=True)
+    _check_matrix(name, A)
     _check_rhs(name, A, B, left)
     offset = int(unitriangular)
     t = triu(A, offset) if upper else tril(A, -offset)
@@ -392,7 +385,7 @@ _CHOLESKY = OpDef("linalg_cholesky", _cholesky_forward, _cholesky_rule, saves=SA
 def cholesky(A: Tensor, *, upper: bool = False) -> Tensor:
     """L with ``A = L L^H`` for Hermitian (symmetric) positive-definite ``A`` (only its lower
     triangle is read); ``upper=True`` returns ``L^H``. Raises :class:`LinAlgError` otherwise."""
-    _check_matrix("linalg.cholesky", A, allow_complex=True)
+    _check_matrix("linalg.cholesky", A)
     low = apply(_CHOLESKY, A)
     return low.mH if upper else low
 
@@ -449,7 +442,7 @@ def qr(A: Tensor, mode: str = "reduced") -> QRResult:
     """Q (orthonormal, unitary if complex, columns) and R (upper triangular, with a real
     diagonal) with ``A = Q R``. ``mode='complete'`` gives a square Q; ``mode='r'`` computes
     only R (Q is empty, and there is no gradient)."""
-    _check_matrix("linalg.qr", A, square=False, allow_complex=True)
+    _check_matrix("linalg.qr", A, square=False)
     if mode not in _QR_MODES:
         raise RuntimeError(
             f"qr received unrecognized mode '{mode}' but expected one of 'reduced' (default), "
@@ -529,13 +522,13 @@ def svd(A: Tensor, full_matrices: bool = True) -> SVDResult:
     With ``full_matrices=True`` and a non-square A, the extra columns of U (rows of Vh) get no
     gradient, as in PyTorch. The gradient is undefined when singular values repeat.
     """
-    _check_matrix("linalg.svd", A, square=False, allow_complex=True)
+    _check_matrix("linalg.svd", A, square=False)
     return SVDResult(*apply(_SVD, A, full_matrices=full_matrices))
 
 
 def svdvals(A: Tensor) -> Tensor:
     """The singular values, in descending order."""
-    _check_matrix("linalg.svdvals", A, square=False, allow_complex=True)
+    _check_matrix("linalg.svdvals", A, square=False)
     return apply(_SVD, A, full_matrices=False)[1]
 
 
@@ -565,7 +558,7 @@ def eigh(A: Tensor, UPLO: str = "L") -> EighResult:
     """Eigenvalues (ascending, real) and orthonormal eigenvectors of symmetric (Hermitian)
     matrices, reading the lower (``UPLO='L'``) or upper triangle. The gradient is symmetric
     (Hermitian), and undefined when eigenvalues repeat."""
-    _check_matrix("linalg.eigh", A, allow_complex=True)
+    _check_matrix("linalg.eigh", A)
     if UPLO not in ("L", "U"):
         raise RuntimeError(f"Expected UPLO argument to be 'L' or 'U', but got {UPLO}")
     return EighResult(*apply(_EIGH, A, uplo=UPLO))
@@ -627,7 +620,7 @@ def pinv(A: Tensor, *, atol: Any = None, rtol: Any = None, hermitian: bool = Fal
     when a positive ``atol`` is given. As in PyTorch, the gradient is that of the general
     (not symmetric) pseudo-inverse, assuming the rank does not change nearby.
     """
-    _check_matrix("linalg.pinv", A, square=hermitian, allow_complex=True)
+    _check_matrix("linalg.pinv", A, square=hermitian)
     return apply(
         _PINV,
         A,

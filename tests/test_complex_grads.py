@@ -4,7 +4,6 @@ Wirtinger convention where PyTorch is installed."""
 
 from __future__ import annotations
 
-import re
 from collections.abc import Callable
 from typing import Any
 
@@ -220,14 +219,6 @@ CASES: dict[str, Callable[[Any, Any, Any], Any]] = {
 # Ops PyTorch refuses on complex inputs (or cannot differentiate there): finite differences only.
 TORCH_REFUSES = {"nansum", "nanmean", "nan_to_num", "scatter_reduce_sum"}
 
-# The tensorkit.linalg functions still real-only (the others: tests/test_linalg_complex.py).
-REAL_ONLY = {  # case -> (the op the error names, a call on a complex matrix)
-    "matrix_exp": ("linalg.matrix_exp", lambda a: tk.linalg.matrix_exp(a)),
-    "lu_factor": ("linalg.lu_factor", lambda a: tk.linalg.lu_factor(a)),
-    "lstsq": ("linalg.lstsq", lambda a: tk.linalg.lstsq(a, a)),
-    "eig": ("linalg.eig", lambda a: tk.linalg.eig(a)),
-}
-
 
 def loss(lib: Any, fn: Callable, a: Any, b: Any) -> Any:
     """A real scalar of ``fn``'s result (|y|^2 summed)."""
@@ -258,17 +249,6 @@ def test_complex_gradients_match_torch(name):
     torch = pytest.importorskip("torch")
     for ours, theirs in zip(gradients(tk, name), gradients(torch, name), strict=True):
         np.testing.assert_allclose(ours, theirs, rtol=1e-8, atol=1e-10)
-
-
-@pytest.mark.parametrize("name", REAL_ONLY)
-def test_real_only_linalg_rejects_complex(name):
-    op, fn = REAL_ONLY[name]
-    message = (
-        f"{op}: complex input is not supported (got tensorkit.complex128); "
-        f"in tensorkit, {op} works on real floating tensors only"
-    )
-    with pytest.raises(NotImplementedError, match=re.escape(message)):
-        fn(tk.tensor(A))
 
 
 def test_complex_keeps_infinite_nan_and_signed_zero_parts():

@@ -518,11 +518,6 @@ ERRORS = [
         RuntimeError,
         "linalg.qr: Low precision dtypes not supported. Got tensorkit.float16",
     ),
-    (
-        lambda: L.matrix_exp(_t(np.eye(2), tk.complex128)),
-        NotImplementedError,
-        "linalg.matrix_exp: complex input is not supported",
-    ),
     (lambda: L.inv([[1.0]]), TypeError, "linalg.inv: A must be a Tensor, got list"),
     (
         lambda: L.inv(_t(SINGULAR)),

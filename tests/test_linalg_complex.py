@@ -97,6 +97,32 @@ CASES: dict[str, Callable[[Any, Any, Any], Any]] = {
     "matrix_power": lambda lib, a, b: lib.linalg.matrix_power(a, 3) * b,
     "matrix_power_negative": lambda lib, a, b: lib.linalg.matrix_power(a, -2) * b,
     "matrix_power_zero": lambda lib, a, b: lib.linalg.matrix_power(a, 0) * b,
+    "lu_factor": lambda lib, a, b: lib.linalg.lu_factor(a)[0] * b,
+    "lu": lambda lib, a, b: lib.cat([t.flatten() for t in lib.linalg.lu(a @ b)[1:]]),
+    "lu_wide": lambda lib, a, b: lib.cat([t.flatten() for t in lib.linalg.lu((a * b)[:2])[1:]]),
+    "lu_tall": lambda lib, a, b: lib.cat([t.flatten() for t in lib.linalg.lu((a + b)[:, :2])[1:]]),
+    "lu_solve": lambda lib, a, b: lib.linalg.lu_solve(*lib.linalg.lu_factor(a), b),
+    "lu_solve_adjoint": lambda lib, a, b: lib.linalg.lu_solve(
+        *lib.linalg.lu_factor(a), b, adjoint=True
+    ),
+    "lu_solve_right": lambda lib, a, b: lib.linalg.lu_solve(
+        *lib.linalg.lu_factor(a), b, left=False
+    ),
+    "lu_solve_right_adjoint": lambda lib, a, b: lib.linalg.lu_solve(
+        *lib.linalg.lu_factor(a), b, left=False, adjoint=True
+    ),
+    "inv_ex": lambda lib, a, b: lib.linalg.inv_ex(a).inverse * b,
+    "solve_ex": lambda lib, a, b: lib.linalg.solve_ex(a, b, left=False).result,
+    "cholesky_ex": lambda lib, a, b: lib.linalg.cholesky_ex(_positive_definite(lib, a)).L * b,
+    "cond": lambda lib, a, b: lib.linalg.cond(a @ b) * b[0],
+    "matrix_exp": lambda lib, a, b: lib.linalg.matrix_exp(a) * b,
+    "matrix_exp_scaled": lambda lib, a, b: lib.linalg.matrix_exp(2 * a) * b,  # squarings
+    "eigvals": lambda lib, a, b: lib.linalg.eigvals(a @ b),
+    "eig_invariants": lambda lib, a, b: lib.cat(
+        [lib.linalg.eig(a)[0] * b[0], (lib.linalg.eig(a)[1].abs() ** 2 * b).flatten()]
+    ),
+    "lstsq": lambda lib, a, b: lib.linalg.lstsq(a, b).solution,
+    "lstsq_tall": lambda lib, a, b: lib.linalg.lstsq(lib.cat([a, b]), lib.cat([b, a])).solution,
     # the top-level and Tensor-method forms
     "tk_det": lambda lib, a, b: lib.det(a) * b + (a @ b).det(),
     "tk_inverse": lambda lib, a, b: lib.inverse(a) + b.inverse(),
@@ -106,6 +132,7 @@ CASES: dict[str, Callable[[Any, Any, Any], Any]] = {
     "tk_qr": lambda lib, a, b: lib.qr(a)[1] * b + a.qr()[0].abs(),
     "tk_svd": lambda lib, a, b: lib.svd(a)[1] * b + a.svd()[0].abs(),
     "tk_pinverse": lambda lib, a, b: lib.pinverse(a) * b + b.pinverse(),
+    "tk_matrix_exp": lambda lib, a, b: lib.matrix_exp(a) + b.matrix_exp(),
     "tk_matrix_power": lambda lib, a, b: lib.matrix_power(a, 2) * b + b.matrix_power(-1),
 }
 
@@ -257,6 +284,26 @@ def test_batched_complex_solve_and_inverse_match_numpy():
     q, r = tk.linalg.qr(tk.tensor(stack))
     np.testing.assert_allclose((q @ r).numpy(), stack, atol=1e-12)
     assert np.allclose(np.diagonal(r.numpy(), axis1=-2, axis2=-1).imag, 0)
+
+
+@pytest.mark.parametrize("driver", ["gelsd", "gelss", "gelsy", "gels"])
+def test_complex_lstsq_fields_match_torch(driver):
+    torch = pytest.importorskip("torch")
+    tall, rhs = np.concatenate([A, B]), np.concatenate([B, A])
+    ours = tk.linalg.lstsq(tk.tensor(tall), tk.tensor(rhs), driver=driver)
+    theirs = torch.linalg.lstsq(torch.tensor(tall), torch.tensor(rhs), driver=driver)
+    for mine, reference in zip(ours, theirs, strict=True):
+        assert str(mine.dtype).split(".")[-1] == str(reference.dtype).split(".")[-1]
+        np.testing.assert_allclose(mine.numpy(), reference.numpy(), rtol=1e-9, atol=1e-10)
+
+
+@pytest.mark.parametrize("p", [None, 2, -2, "fro", "nuc", float("inf"), -float("inf"), 1, -1])
+def test_complex_cond_matches_torch(p):
+    torch = pytest.importorskip("torch")
+    ours = tk.linalg.cond(tk.tensor(A @ B), p)
+    theirs = torch.linalg.cond(torch.tensor(A @ B), p)
+    assert ours.dtype == tk.float64
+    np.testing.assert_allclose(ours.item(), theirs.item(), rtol=1e-10)
 
 
 def test_matrix_rank_of_complex_matrices_matches_torch():
