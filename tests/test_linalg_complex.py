@@ -145,10 +145,11 @@ def loss(lib: Any, fn: Callable, a: Any, b: Any) -> Any:
 
 @pytest.mark.parametrize("name", CASES)
 def test_complex_linalg_gradcheck_and_gradgradcheck(name):
-    def real_loss(re_a, im_a, re_b, im_b):
-        return loss(tk, CASES[name], tk.complex(re_a, im_a), tk.complex(re_b, im_b))
-
-    check_grads(real_loss, A.real.copy(), A.imag.copy(), B.real.copy(), B.imag.copy())
+    """tk.autograd.gradcheck on the complex128 inputs themselves (both parts perturbed, both
+    parts of every output seeded)."""
+    a, b = tk.tensor(A, requires_grad=True), tk.tensor(B, requires_grad=True)
+    assert tk.autograd.gradcheck(lambda x, y: CASES[name](tk, x, y), (a, b))
+    assert tk.autograd.gradgradcheck(lambda x, y: CASES[name](tk, x, y), (a, b))
 
 
 def values_and_gradients(lib: Any, name: str) -> list[np.ndarray]:
@@ -208,6 +209,7 @@ def test_complex_eigh_gradients():
     def real_loss(re_a, im_a, re_b, im_b):
         return loss(tk, _hermitian_eigh, tk.complex(re_a, im_a), tk.complex(re_b, im_b))
 
+    # through the real and imaginary parts: the check of tk.complex's gradient as well
     check_grads(real_loss, A.real.copy(), A.imag.copy(), B.real.copy(), B.imag.copy())
     CASES["eigh"] = _hermitian_eigh
     try:
@@ -339,3 +341,28 @@ def test_array_api_linalg_on_complex_input():
     np.testing.assert_allclose((q @ r).numpy(), A, atol=1e-12)
     assert xp.linalg.matrix_rank(x).item() == 3
     assert xp.linalg.eigvalsh(hermitian).dtype == xp.float64
+
+
+class _WrongSquare(tk.autograd.Function):
+    """z**2 with the gradient g * 2z instead of g * conj(2z)."""
+
+    @staticmethod
+    def forward(ctx, z):
+        ctx.save_for_backward(z)
+        return z * z
+
+    @staticmethod
+    def backward(ctx, g):
+        (z,) = ctx.saved_tensors
+        return g * 2 * z
+
+
+def test_gradcheck_on_complex_inputs_catches_an_unconjugated_gradient():
+    z = tk.tensor(A, requires_grad=True)
+    assert tk.autograd.gradcheck(lambda x: x * x, (z,))
+    assert not tk.autograd.gradcheck(_WrongSquare.apply, (z,), raise_exception=False)
+    with pytest.raises(tk.autograd.GradcheckError, match="Jacobian mismatch for output 0"):
+        tk.autograd.gradcheck(_WrongSquare.apply, (z,))
+    real = tk.tensor([1.0, 2.0], dtype=tk.float64, requires_grad=True)
+    assert tk.autograd.gradcheck(lambda r: tk.complex(r, r * r), (real,))  # real in, complex out
+    assert tk.autograd.gradcheck(lambda x: x.abs(), (z,))  # complex in, real out
