@@ -33,6 +33,7 @@ def floor_divide(x1: Tensor, x2: Tensor, quotient: Tensor) -> Tensor:
 
 
 def _complex(real: Tensor, imag: Tensor, like: Tensor) -> Tensor:
+    """The complex tensor of dtype ``like``'s with these parts."""
     part = like.real.dtype
     return complex_ops.complex(real.to(part), imag.to(part))
 
