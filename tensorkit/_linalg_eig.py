@@ -1,4 +1,4 @@
-"""``eig`` and ``eigvals`` of real square matrices: complex eigenvalues and unit-norm
+"""``eig`` and ``eigvals`` of real or complex square matrices: complex eigenvalues and unit-norm
 eigenvectors (as LAPACK's geev), with PyTorch's gradient (``linalg_eig_backward``) written
 with tensorkit ops. Complex systems in the rule are solved through their real block form."""
 
@@ -27,9 +27,9 @@ _GAUGE_ERROR = (
 )
 
 
-def _eig_forward(xp: Any, a: Any) -> tuple:
+def _eig_forward(xp: Any, a: Any, complex_input: bool) -> tuple:
     values, vectors = xp.linalg.eig(a)
-    kind = xp.complex128 if a.dtype == xp.float64 else xp.complex64
+    kind = xp.complex128 if a.dtype in (xp.float64, xp.complex128) else xp.complex64
     return values.astype(kind), vectors.astype(kind)
 
 
@@ -50,7 +50,7 @@ def _solve_complex(a: Tensor, b: Tensor) -> Tensor:
 
 def _eig_rule(ctx: Any, g_w: Tensor, g_v: Tensor) -> Tensor:
     """grad_A = V^-H (diag(gw) + (V^H gV - V^H V Re(diag(V^H gV))) / conj(E)) V^H with
-    E_ij = w_j - w_i off the diagonal; the real part for real A."""
+    E_ij = w_j - w_i off the diagonal; its real part for real A."""
     w, v = ctx.saved_tensors
     vh = conj(v).mT
     projected = _matmul_complex(vh, g_v)
@@ -61,23 +61,23 @@ def _eig_rule(ctx: Any, g_w: Tensor, g_v: Tensor) -> Tensor:
     w_conj = conj(w)
     inner = projected * _la._off_diagonal_reciprocal(w_conj.unsqueeze(-2) - w_conj.unsqueeze(-1))
     grad = _solve_complex(vh, _matmul_complex(inner + diag_embed(g_w), vh))
-    return real(grad)
+    return grad if ctx.attrs["complex_input"] else real(grad)
 
 
 _EIG = OpDef("linalg_eig", _eig_forward, _eig_rule, saves=SAVE_OUTPUT, outputs=-1)
 
 
 def eig(A: Tensor) -> EigResult:
-    """Complex eigenvalues and unit-norm eigenvectors (columns) of real square matrices.
+    """Complex eigenvalues and unit-norm eigenvectors (columns) of square matrices.
 
     Eigenvectors are defined up to a complex phase: a loss that depends on it has no gradient
     and backward raises, as in PyTorch. The gradient is undefined where eigenvalues repeat.
     """
     _la._check_matrix("linalg.eig", A)
-    return EigResult(*apply(_EIG, A))
+    return EigResult(*apply(_EIG, A, complex_input=A.is_complex()))
 
 
 def eigvals(A: Tensor) -> Tensor:
-    """The complex eigenvalues of real square matrices."""
+    """The complex eigenvalues of square matrices."""
     _la._check_matrix("linalg.eigvals", A)
-    return apply(_EIG, A)[0]
+    return apply(_EIG, A, complex_input=A.is_complex())[0]

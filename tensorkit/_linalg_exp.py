@@ -59,8 +59,8 @@ def _matrix_exp_forward(xp: Any, a: Any) -> Any:
 def _matrix_exp_rule(ctx: Any, g: Tensor) -> Tensor:
     (a,) = ctx.saved_tensors
     n = a.shape[-1]
-    top = cat([a.mT, g], -1)
-    bottom = cat([a.mT * 0, a.mT], -1)
+    top = cat([a.mH, g], -1)  # exp([[A^H, G], [0, A^H]]) holds the gradient top right
+    bottom = cat([a.mH * 0, a.mH], -1)
     return narrow(narrow(matrix_exp(cat([top, bottom], -2)), -2, 0, n), -1, n, n)
 
 

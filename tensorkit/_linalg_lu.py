@@ -43,7 +43,12 @@ def _lu_forward(xp: Any, a: Any) -> tuple:
     pivots = xp.zeros((count, k), dtype=xp.int32)
     info = xp.zeros(count, dtype=xp.int32)
     for j in range(k):
-        p = xp.argmax(xp.abs(flat[:, j:, j]), axis=1) + j
+        column = flat[:, j:, j]
+        if column.dtype.kind == "c":  # LAPACK's zgetrf compares |re| + |im|, not |z|
+            size = xp.abs(column.real) + xp.abs(column.imag)
+        else:
+            size = xp.abs(column)
+        p = xp.argmax(size, axis=1) + j
         pivots[:, j] = p + 1
         top = flat[rows, j].copy()
         flat[rows, j] = flat[rows, p]
@@ -73,18 +78,18 @@ def _lu_rule(ctx: Any, g: Tensor, *_: Any) -> Tensor:
     low, up = _unpack(lu)
     g_low, g_up = narrow(tril(g, -1), -1, 0, k), narrow(triu(g), -2, 0, k)
     if m <= n:
-        inner = matmul(low.mT, g_low) - matmul(g_up, up.mT)
+        inner = matmul(low.mH, g_low) - matmul(g_up, up.mH)
         up1, g_up1 = narrow(up, -1, 0, k), narrow(g_up, -1, 0, k)
-        x = _la.solve_triangular(up1.mT, tril(inner, -1), upper=False, left=False) + g_up1
+        x = _la.solve_triangular(up1.mH, tril(inner, -1), upper=False, left=False) + g_up1
         if n > k:
             x = cat([x, narrow(g_up, -1, k, n - k)], -1)
-        x = _la.solve_triangular(low.mT, x, upper=True, unitriangular=True)
+        x = _la.solve_triangular(low.mH, x, upper=True, unitriangular=True)
     else:
-        inner = matmul(g_up, up.mT) - matmul(low.mT, g_low)
+        inner = matmul(g_up, up.mH) - matmul(low.mH, g_low)
         low1, g_low1 = narrow(low, -2, 0, k), narrow(g_low, -2, 0, k)
-        x = _la.solve_triangular(low1.mT, triu(inner), upper=True, unitriangular=True) + g_low1
+        x = _la.solve_triangular(low1.mH, triu(inner), upper=True, unitriangular=True) + g_low1
         x = cat([x, narrow(g_low, -2, k, m - k)], -2)
-        x = _la.solve_triangular(up.mT, x, upper=False, left=False)
+        x = _la.solve_triangular(up.mH, x, upper=False, left=False)
     return matmul(_permutation(pivots, m, lu), x)
 
 
@@ -183,19 +188,19 @@ def _check_lu_solve(LU: Any, pivots: Any, B: Any, left: bool) -> None:
 def lu_solve(
     LU: Tensor, pivots: Tensor, B: Tensor, *, left: bool = True, adjoint: bool = False
 ) -> Tensor:
-    """The solution X of ``A X = B`` (``A^T X = B`` when ``adjoint``; ``X A = B`` when not
+    """The solution X of ``A X = B`` (``A^H X = B`` when ``adjoint``; ``X A = B`` when not
     ``left``) from ``LU, pivots = lu_factor(A)``. Differentiable in ``LU`` and ``B``."""
     _check_lu_solve(LU, pivots, B, left)
     if not left:
-        return _lu_solve_left(LU, pivots, B.mT, not adjoint).mT
+        return _lu_solve_left(LU, pivots, B.mH, not adjoint).mH
     return _lu_solve_left(LU, pivots, B, adjoint)
 
 
 def _lu_solve_left(LU: Tensor, pivots: Tensor, B: Tensor, adjoint: bool) -> Tensor:
     p = _permutation(pivots, LU.shape[-1], LU)
-    if adjoint:  # A^T = U^T L^T P^T
-        y = _la.solve_triangular(LU.mT, B, upper=False)
-        y = _la.solve_triangular(LU.mT, y, upper=True, unitriangular=True)
+    if adjoint:  # A^H = U^H L^H P^T
+        y = _la.solve_triangular(LU.mH, B, upper=False)
+        y = _la.solve_triangular(LU.mH, y, upper=True, unitriangular=True)
         return matmul(p, y)
     y = _la.solve_triangular(LU, matmul(p.mT, B), upper=False, unitriangular=True)
     return _la.solve_triangular(LU, y, upper=True)

@@ -17,6 +17,7 @@ from .ops.binary import where
 from .ops.creation import zeros
 from .ops.matmul import matmul
 from .ops.reduction import sum as reduce_sum
+from .ops.unary import abs as absolute
 from .tensor import Tensor
 
 LstsqResult = namedtuple("linalg_lstsq", ["solution", "residuals", "rank", "singular_values"])
@@ -98,14 +99,15 @@ def lstsq(A: Tensor, B: Tensor, rcond: float | None = None, *, driver: str | Non
     if rtol is not None:  # the truncated solution, with the gradient of the default one
         truncated = matmul(_la.pinv(A.detach(), rtol=rtol), rhs.detach())
         x = x + (truncated - x).detach()
-    empty = zeros(0, dtype=A.dtype, device=A.device)
+    real_dtype = (A.real if A.is_complex() else A).dtype  # of residuals, as torch's
+    empty = zeros(0, dtype=real_dtype, device=A.device)
     rank = zeros(0, dtype=int64, device=A.device) if driver == "gels" else None
     if rank is None:
         rank = matrix_rank(A, rtol=rtol)
     residuals = empty
     full_rank = driver == "gels" or bool((rank._data == min(m, n)).all())
     if m > n and driver != "gelsy" and full_rank:
-        residuals = reduce_sum((matmul(A, x) - rhs) ** 2, -2)
+        residuals = reduce_sum(absolute(matmul(A, x) - rhs) ** 2, -2)
     values = _la.svdvals(A).detach() if driver in ("gelsd", "gelss") else empty
     return LstsqResult(x.squeeze(-1) if is_vector else x, residuals, rank, values)
 

@@ -5,9 +5,12 @@ Each factorization (and inv, det, solve, pinv, ...) is one op whose forward call
 gradients of gradients work as well. The other functions (norms, matrix_power, multi_dot, ...)
 are compositions of differentiable ops.
 
-Inputs must be real float32 or float64 tensors. Like PyTorch, the gradients of ``svd`` and
-``eigh`` (and so of ``svdvals``, ``eigvalsh`` and the spectral norms) are undefined when
-singular values or eigenvalues repeat: they come out as inf or nan there.
+Inputs are float32, float64, complex64 or complex128 tensors; complex ones get PyTorch's
+conjugate Wirtinger gradients (the rules are written with conjugate transposes, ``.mH``,
+which are plain transposes on real tensors). Like PyTorch, the gradients
+of ``svd`` and ``eigh`` (and so of ``svdvals``, ``eigvalsh`` and the spectral norms) are
+undefined when singular values or eigenvalues repeat: they come out as inf or nan there; and
+a loss on complex singular vectors must not depend on their phases (an error otherwise).
 """
 
 # ruff: noqa: N803 - argument names (A, B, UPLO) are those of torch.linalg
@@ -22,7 +25,7 @@ from typing import Any
 
 from numpy.linalg import LinAlgError as _LapackError
 
-from .ops._apply import SAVE_BOTH, SAVE_INPUTS, SAVE_OUTPUT, OpDef, apply
+from .ops._apply import SAVE_BOTH, SAVE_OUTPUT, OpDef, apply
 from .ops.binary import where
 from .ops.creation import eye
 from .ops.matmul import matmul
@@ -101,13 +104,8 @@ EighResult = namedtuple("linalg_eigh", ["eigenvalues", "eigenvectors"])
 
 # ------------------------------------------------------------------------------ checks
 def _check_float(name: str, x: Tensor) -> None:
-    kind = x._data.dtype.kind
-    if kind == "c":
-        raise NotImplementedError(
-            f"{name}: complex input is not supported (got {x.dtype}); tensorkit.linalg works on "
-            "real floating tensors"
-        )
-    if kind != "f":
+    """``x`` must be a float32/float64 or complex64/complex128 tensor."""
+    if x._data.dtype.kind not in "fc":
         raise RuntimeError(
             f"{name}: Expected a floating point or complex tensor as input. Got {x.dtype}"
         )
@@ -116,7 +114,7 @@ def _check_float(name: str, x: Tensor) -> None:
 
 
 def _check_matrix(name: str, A: Any, *, square: bool = True) -> None:
-    """``A`` must be a real floating tensor of (batches of) matrices, square if asked."""
+    """``A`` must be a floating or complex tensor of (batches of) matrices, square if asked."""
     if not isinstance(A, Tensor):
         raise TypeError(f"{name}: A must be a Tensor, got {type(A).__name__}")
     if A.ndim < 2:
@@ -213,7 +211,7 @@ def _inv_forward(xp: Any, a: Any) -> Any:
 
 def _inv_rule(ctx: Any, g: Tensor) -> Tensor:
     (inverse,) = ctx.saved_tensors
-    return -matmul(inverse.mT, matmul(g, inverse.mT))
+    return -matmul(inverse.mH, matmul(g, inverse.mH))
 
 
 _INV = OpDef("linalg_inv", _inv_forward, _inv_rule, saves=SAVE_OUTPUT)
@@ -226,21 +224,26 @@ def inv(A: Tensor) -> Tensor:
 
 
 def _det_rule(ctx: Any, g: Tensor) -> Tensor:
+    """g times the conjugate of the cofactor matrix, det(A) A^-T."""
     a, d = ctx.saved_tensors
     if not bool((d == 0).any()):
-        return _as_matrix_scale(g * d) * inv(a).mT
-    return _as_matrix_scale(g) * _cofactor(a)
+        return _as_matrix_scale(g * _conj(d)) * inv(a).mH
+    return _as_matrix_scale(g) * _conj_cofactor(a)
 
 
-def _cofactor(a: Tensor) -> Tensor:
-    """The cofactor matrix (the gradient of det), valid for singular matrices too: from
-    A = U S Vh it is det(U) det(Vh) U diag(prod_{j != i} s_j) Vh."""
+def _conj(t: Tensor) -> Tensor:
+    return t.conj() if t.is_complex() else t
+
+
+def _conj_cofactor(a: Tensor) -> Tensor:
+    """The conjugate of the cofactor matrix, valid for singular matrices too: from
+    A = U S Vh it is conj(det(U) det(Vh)) U diag(prod_{j != i} s_j) Vh."""
     u, s, vh = svd(a, full_matrices=False)
     n = s.shape[-1]
     identity = _eye(n, s).bool()
     others = where(identity, 1.0, expand(s.unsqueeze(-2), (*s.shape[:-1], n, n)))
     products = others.prod(-1)
-    orientation = det(u.detach()) * det(vh.detach())
+    orientation = _conj(det(u.detach()) * det(vh.detach()))
     return _as_matrix_scale(orientation) * matmul(u * products.unsqueeze(-2), vh)
 
 
@@ -255,15 +258,21 @@ def det(A: Tensor) -> Tensor:
 
 
 def _slogdet_rule(ctx: Any, g_sign: Tensor, g_logabsdet: Tensor) -> Tensor:
-    (a,) = ctx.saved_tensors
-    return _as_matrix_scale(g_logabsdet) * inv(a).mT
+    """w A^-H, where d log det A = tr(A^-1 dA) moves logabsdet by its real part and the
+    sign by i times its imaginary part, so w = g_logabsdet + i Im(g_sign conj(sign)). A real
+    sign is piecewise constant: no gradient through it."""
+    a, sign_, _ = ctx.saved_tensors
+    scale = g_logabsdet
+    if a.is_complex():
+        scale = g_logabsdet + 1j * (g_sign * sign_.conj()).imag
+    return _as_matrix_scale(scale) * inv(a).mH
 
 
 _SLOGDET = OpDef(
     "linalg_slogdet",
     lambda xp, a: tuple(xp.linalg.slogdet(a)),
     _slogdet_rule,
-    saves=SAVE_INPUTS,
+    saves=SAVE_BOTH,
     outputs=-1,
 )
 
@@ -282,8 +291,8 @@ def _solve_forward(xp: Any, a: Any, b: Any, name: str) -> Any:
 
 def _solve_rule(ctx: Any, g: Tensor) -> tuple:
     a, _, x = ctx.saved_tensors
-    grad_b = _solve_matrices(a.mT, g, ctx.attrs["name"])
-    grad_a = -matmul(grad_b, x.mT) if ctx.edges[0] is not None else None
+    grad_b = _solve_matrices(a.mH, g, ctx.attrs["name"])
+    grad_a = -matmul(grad_b, x.mH) if ctx.edges[0] is not None else None
     return grad_a, (grad_b if ctx.edges[1] is not None else None)
 
 
@@ -361,13 +370,12 @@ def _cholesky_forward(xp: Any, a: Any) -> Any:
 
 
 def _cholesky_rule(ctx: Any, g: Tensor) -> Tensor:
-    """A = L L^T gives grad_A = L^-T sym(Phi(L^T grad_L)) L^-1, where Phi keeps the lower
-    triangle and halves the diagonal (Murray, 2016): the symmetric gradient, as PyTorch's."""
+    """A = L L^H gives grad_A = L^-H P L^-1 with P = (Phi + tril(Phi, -1)^H) / 2 and
+    Phi = tril(L^H grad_L) (Murray, 2016): the (Hermitian) gradient PyTorch gives."""
     (low,) = ctx.saved_tensors
-    phi = tril(matmul(low.mT, g))
-    phi = phi - 0.5 * diag_embed(_diagonal(phi, 0, -2, -1))
-    middle = 0.5 * (phi + phi.mT)
-    left_solved = solve_triangular(low.mT, middle, upper=True)
+    phi = tril(matmul(low.mH, g))
+    middle = 0.5 * (phi + tril(phi, -1).mH)
+    left_solved = solve_triangular(low.mH, middle, upper=True)
     return solve_triangular(low, left_solved, upper=False, left=False)
 
 
@@ -375,11 +383,11 @@ _CHOLESKY = OpDef("linalg_cholesky", _cholesky_forward, _cholesky_rule, saves=SA
 
 
 def cholesky(A: Tensor, *, upper: bool = False) -> Tensor:
-    """L with ``A = L L^T`` for symmetric positive-definite ``A`` (only its lower triangle is
-    read); ``upper=True`` returns ``L^T``. Raises :class:`LinAlgError` otherwise."""
+    """L with ``A = L L^H`` for Hermitian (symmetric) positive-definite ``A`` (only its lower
+    triangle is read); ``upper=True`` returns ``L^H``. Raises :class:`LinAlgError` otherwise."""
     _check_matrix("linalg.cholesky", A)
     low = apply(_CHOLESKY, A)
-    return low.mT if upper else low
+    return low.mH if upper else low
 
 
 # --------------------------------------------------------------------------------- qr
@@ -408,27 +416,32 @@ def _qr_rule(ctx: Any, g_q: Tensor, g_r: Tensor) -> Tensor:
                 "The QR decomposition is not differentiable when mode='complete' and nrows > ncols."
             )
         return _qr_grad_tall(q, r, g_q, g_r)
-    # Wide: A = Q [X | Y] with X square, so [A_x | A_y] splits into a square QR and Y = Q^T A_y.
+    # Wide: A = Q [X | Y] with X square, so [A_x | A_y] splits into a square QR and Y = Q^H A_y.
     x, y = narrow(r, -1, 0, m), narrow(r, -1, m, n - m)
     g_x, g_y = narrow(g_r, -1, 0, m), narrow(g_r, -1, m, n - m)
-    g_a_x = _qr_grad_tall(q, x, g_q + matmul(matmul(q, y), g_y.mT), g_x)
+    g_a_x = _qr_grad_tall(q, x, g_q + matmul(matmul(q, y), g_y.mH), g_x)
     return cat([g_a_x, matmul(q, g_y)], -1)
 
 
 def _qr_grad_tall(q: Tensor, r: Tensor, g_q: Tensor, g_r: Tensor) -> Tensor:
-    """grad_A = (grad_Q + Q copyltu(M)) R^-T with M = R grad_R^T - grad_Q^T Q (m >= n)."""
-    m = matmul(r, g_r.mT) - matmul(g_q.mT, q)
-    copyltu = tril(m) + tril(m, -1).mT
+    """grad_A = (grad_Q + Q copyltu(M)) R^-H with M = R grad_R^H - grad_Q^H Q (m >= n), where
+    copyltu mirrors the strict lower triangle onto the upper one (conjugated) and keeps the
+    real part of the diagonal (R's diagonal is real)."""
+    m = matmul(r, g_r.mH) - matmul(g_q.mH, q)
+    strict = tril(m, -1)
+    diagonal_ = _diagonal(m, 0, -2, -1)
+    copyltu = strict + strict.mH + diag_embed(diagonal_.real if m.is_complex() else diagonal_)
     b = g_q + matmul(q, copyltu)
-    return solve_triangular(r.mT, b, upper=False, left=False)
+    return solve_triangular(r.mH, b, upper=False, left=False)
 
 
 _QR = OpDef("linalg_qr", _qr_forward, _qr_rule, saves=SAVE_OUTPUT, outputs=-1)
 
 
 def qr(A: Tensor, mode: str = "reduced") -> QRResult:
-    """Q (orthonormal columns) and R (upper triangular) with ``A = Q R``. ``mode='complete'``
-    gives a square Q; ``mode='r'`` computes only R (Q is empty, and there is no gradient)."""
+    """Q (orthonormal, unitary if complex, columns) and R (upper triangular, with a real
+    diagonal) with ``A = Q R``. ``mode='complete'`` gives a square Q; ``mode='r'`` computes
+    only R (Q is empty, and there is no gradient)."""
     _check_matrix("linalg.qr", A, square=False)
     if mode not in _QR_MODES:
         raise RuntimeError(
@@ -453,22 +466,51 @@ def _svd_rule(ctx: Any, g_u: Tensor, g_s: Tensor, g_vh: Tensor) -> Tensor:
 
 
 def _svd_grad(u: Tensor, s: Tensor, vh: Tensor, g_u: Tensor, g_s: Tensor, g_vh: Tensor) -> Tensor:
-    """Townsend (2016): with F_ij = 1 / (s_j^2 - s_i^2), Ju = U^T gU and Jv = Vh gVh^T,
-    grad_A = U [(F o (Ju - Ju^T)) S + diag(gS) + S (F o (Jv - Jv^T))] Vh, plus the terms for the
-    parts of gU and gVh outside the spans of U and V when A is not square."""
+    """Townsend (2016): with F_ij = 1 / (s_j^2 - s_i^2), Ju = U^H gU and Jv = Vh gVh^H,
+    grad_A = U [(F o (Ju - Ju^H)) S + diag(gS) + S (F o (Jv - Jv^H))] Vh, plus the terms for the
+    parts of gU and gVh outside the spans of U and V when A is not square. Complex singular
+    vectors are defined up to a phase each: the loss must not depend on it (the imaginary
+    diagonal of Ju + Jv vanishes), and the phase term adds i Im(diag(Ju)) / S."""
     m, n, k = u.shape[-2], vh.shape[-1], s.shape[-1]
     f = _off_diagonal_reciprocal(s.unsqueeze(-2) ** 2 - s.unsqueeze(-1) ** 2)
-    j_u = matmul(u.mT, g_u)
-    j_v = matmul(vh, g_vh.mT)
-    inner = (f * (j_u - j_u.mT)) * s.unsqueeze(-2) + s.unsqueeze(-1) * (f * (j_v - j_v.mT))
-    grad = matmul(matmul(u, inner + diag_embed(g_s)), vh)
+    j_u = matmul(u.mH, g_u)
+    j_v = matmul(vh, g_vh.mH)
+    inner = (f * (j_u - j_u.mH)) * s.unsqueeze(-2) + s.unsqueeze(-1) * (f * (j_v - j_v.mH))
+    inner = inner + diag_embed(g_s)
+    if u.is_complex():
+        phase = _diagonal(j_u, 0, -2, -1).imag
+        _check_phase_invariant(phase + _diagonal(j_v, 0, -2, -1).imag, j_u + j_v, "svd")
+        inner = inner + diag_embed(1j * phase / where(s == 0, 1.0, s))
+    grad = matmul(matmul(u, inner), vh)
     if m > k:
         outside = (g_u - matmul(u, j_u)) / s.unsqueeze(-2)
         grad = grad + matmul(outside, vh)
     if n > k:
-        outside = (g_vh - matmul(matmul(g_vh, vh.mT), vh)) / s.unsqueeze(-1)
+        outside = (g_vh - matmul(matmul(g_vh, vh.mH), vh)) / s.unsqueeze(-1)
         grad = grad + matmul(u, outside)
     return grad
+
+
+# PyTorch's words when a loss depends on the phases of complex singular vectors or eigenvectors.
+_PHASE_ERRORS = {
+    "svd": "svd_backward: The singular vectors in the complex case are specified up to "
+    "multiplication by e^{i phi}. The specified loss function depends on this phase term, "
+    "making it ill-defined.",
+    "eigh": "linalg_eigh_backward: The eigenvectors in the complex case are specified up to "
+    "multiplication by e^{i phi}. The specified loss function depends on this quantity, so it "
+    "is ill-defined.",
+}
+
+
+def _check_phase_invariant(drift: Tensor, projected: Tensor, op: str) -> None:
+    """Refuse a loss that changes when a singular (or eigen) vector turns by a phase:
+    ``drift`` is that change's rate for each vector, tested relative to the size of the
+    gradient ``projected`` onto the vectors."""
+    values = drift.detach()
+    tolerance = 1e-4 if values.dtype.itemsize == 4 else 1e-8
+    scale = 1 + float(amax(absolute(projected.detach()))) if projected.numel() else 1
+    if bool((absolute(values) > tolerance * scale).any()):
+        raise RuntimeError(_PHASE_ERRORS[op])
 
 
 _SVD = OpDef("linalg_svd", _svd_forward, _svd_rule, saves=SAVE_OUTPUT, outputs=-1)
@@ -492,12 +534,15 @@ def svdvals(A: Tensor) -> Tensor:
 
 # ------------------------------------------------------------------------------- eigh
 def _eigh_rule(ctx: Any, g_w: Tensor, g_v: Tensor) -> Tensor:
-    """grad_A = V (diag(gw) + F o skew(V^T gV)) V^T with F_ij = 1 / (w_j - w_i)."""
+    """grad_A = V (diag(gw) + F o skew(V^H gV)) V^H with F_ij = 1 / (w_j - w_i). Complex
+    eigenvectors are defined up to a phase each: the loss must not depend on it."""
     w, v = ctx.saved_tensors
     f = _off_diagonal_reciprocal(w.unsqueeze(-2) - w.unsqueeze(-1))
-    projected = matmul(v.mT, g_v)
-    inner = f * (0.5 * (projected - projected.mT)) + diag_embed(g_w)
-    return matmul(matmul(v, inner), v.mT)
+    projected = matmul(v.mH, g_v)
+    if v.is_complex():
+        _check_phase_invariant(_diagonal(projected, 0, -2, -1).imag, projected, "eigh")
+    inner = f * (0.5 * (projected - projected.mH)) + diag_embed(g_w)
+    return matmul(matmul(v, inner), v.mH)
 
 
 _EIGH = OpDef(
@@ -510,9 +555,9 @@ _EIGH = OpDef(
 
 
 def eigh(A: Tensor, UPLO: str = "L") -> EighResult:
-    """Eigenvalues (ascending) and orthonormal eigenvectors of symmetric matrices, reading
-    the lower (``UPLO='L'``) or upper triangle. The gradient is symmetric, and undefined when
-    eigenvalues repeat."""
+    """Eigenvalues (ascending, real) and orthonormal eigenvectors of symmetric (Hermitian)
+    matrices, reading the lower (``UPLO='L'``) or upper triangle. The gradient is symmetric
+    (Hermitian), and undefined when eigenvalues repeat."""
     _check_matrix("linalg.eigh", A)
     if UPLO not in ("L", "U"):
         raise RuntimeError(f"Expected UPLO argument to be 'L' or 'U', but got {UPLO}")
@@ -526,16 +571,20 @@ def eigvalsh(A: Tensor, UPLO: str = "L") -> Tensor:
 
 # ------------------------------------------------------------------------------- pinv
 def _pinv_forward(xp: Any, a: Any, atol: Any, rtol: Any, hermitian: bool) -> Any:
-    """V diag(1/s) U^T over the singular values (or |eigenvalues|) above the tolerance."""
+    """V diag(1/s) U^H over the singular values (or |eigenvalues|) above the tolerance."""
     if hermitian:
         values, left = xp.linalg.eigh(a)
-        right, magnitudes = xp.swapaxes(left, -1, -2), xp.abs(values)
+        right, magnitudes = _conj_transpose(xp, left), xp.abs(values)
     else:
         left, values, right = xp.linalg.svd(a, full_matrices=False)
         magnitudes = values
     kept = magnitudes > _cutoff(xp, a, magnitudes, atol, rtol)
     inverted = xp.where(kept, 1 / xp.where(kept, values, 1), 0).astype(a.dtype)
-    return xp.matmul(xp.swapaxes(right, -1, -2) * inverted[..., None, :], xp.swapaxes(left, -1, -2))
+    return xp.matmul(_conj_transpose(xp, right) * inverted[..., None, :], _conj_transpose(xp, left))
+
+
+def _conj_transpose(xp: Any, a: Any) -> Any:
+    return xp.conj(xp.swapaxes(a, -1, -2))
 
 
 def _cutoff(xp: Any, a: Any, magnitudes: Any, atol: Any, rtol: Any) -> Any:
@@ -551,9 +600,9 @@ def _cutoff(xp: Any, a: Any, magnitudes: Any, atol: Any, rtol: Any) -> Any:
 
 def _pinv_rule(ctx: Any, g: Tensor) -> Tensor:
     """Golub and Pereyra (1973), for X = pinv(A) of locally constant rank:
-    grad_A = -X^T G X^T + (I - A X) G^T X X^T + X^T X G^T (I - X A)."""
+    grad_A = -X^H G X^H + (I - A X) G^H X X^H + X^H X G^H (I - X A)."""
     a, x = ctx.saved_tensors
-    xt, gt = x.mT, g.mT
+    xt, gt = x.mH, g.mH
     through_inverse = -matmul(matmul(xt, g), xt)
     outside_columns = matmul(gt - matmul(a, matmul(x, gt)), matmul(x, xt))
     outside_rows = matmul(matmul(xt, x), gt - matmul(matmul(gt, x), a))

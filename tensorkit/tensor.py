@@ -445,13 +445,26 @@ class Tensor:
             return array.copy()
         return array
 
-    def __dlpack__(self, *args: Any, **kwargs: Any) -> Any:
+    def __dlpack__(
+        self,
+        /,
+        *,
+        stream: Any = None,
+        max_version: tuple[int, int] | None = None,
+        dl_device: tuple[Any, int] | None = None,
+        copy: bool | None = None,
+    ) -> Any:
+        """A DLPack capsule of the data, with the array API's keywords (the array module
+        raises BufferError for a device or a no-copy export it cannot give)."""
         if self._requires_grad:
             raise RuntimeError(
                 "Can't export a Tensor that requires grad through DLPack; use "
                 "tensor.detach().__dlpack__() instead."
             )
-        return self._data.__dlpack__(*args, **kwargs)
+        keywords = {"stream": stream, "max_version": max_version, "dl_device": dl_device}
+        keywords["copy"] = copy
+        given = {name: value for name, value in keywords.items() if value is not None}
+        return self._data.__dlpack__(**given)
 
     def __dlpack_device__(self) -> tuple[int, int]:
         return self._data.__dlpack_device__()

@@ -4,7 +4,6 @@ Wirtinger convention where PyTorch is installed."""
 
 from __future__ import annotations
 
-import re
 from collections.abc import Callable
 from typing import Any
 
@@ -220,17 +219,6 @@ CASES: dict[str, Callable[[Any, Any, Any], Any]] = {
 # Ops PyTorch refuses on complex inputs (or cannot differentiate there): finite differences only.
 TORCH_REFUSES = {"nansum", "nanmean", "nan_to_num", "scatter_reduce_sum"}
 
-# tensorkit.linalg's factorizations and solvers are real-only: each raises a clear error.
-REAL_ONLY = {  # case -> (the op the error names, a call on a complex matrix)
-    "inv": ("linalg.inv", lambda a: tk.linalg.inv(a)),
-    "det": ("linalg.det", lambda a: tk.linalg.det(a)),
-    "solve": ("linalg.solve", lambda a: tk.linalg.solve(a, a)),
-    "eigh": ("linalg.eigh", lambda a: tk.linalg.eigh(a)),
-    "qr": ("linalg.qr", lambda a: tk.linalg.qr(a)),
-    "nuclear_norm": ("linalg.svdvals", lambda a: tk.linalg.matrix_norm(a, ord="nuc")),
-    "negative_matrix_power": ("linalg.inv", lambda a: tk.linalg.matrix_power(a, -2)),
-}
-
 
 def loss(lib: Any, fn: Callable, a: Any, b: Any) -> Any:
     """A real scalar of ``fn``'s result (|y|^2 summed)."""
@@ -263,12 +251,22 @@ def test_complex_gradients_match_torch(name):
         np.testing.assert_allclose(ours, theirs, rtol=1e-8, atol=1e-10)
 
 
-@pytest.mark.parametrize("name", REAL_ONLY)
-def test_real_only_linalg_rejects_complex(name):
-    op, fn = REAL_ONLY[name]
-    message = (
-        f"{op}: complex input is not supported (got tensorkit.complex128); "
-        "tensorkit.linalg works on real floating tensors"
-    )
-    with pytest.raises(NotImplementedError, match=re.escape(message)):
-        fn(tk.tensor(A))
+def test_complex_keeps_infinite_nan_and_signed_zero_parts():
+    """tk.complex places its parts as they are (as torch.complex), not as re + 1j * im."""
+    torch = pytest.importorskip("torch")
+    inf, nan = float("inf"), float("nan")
+    real, imag = [inf, 0.0, nan, -inf, 1.5], [nan, -0.0, 0.0, inf, -2.0]
+    for dtype in ("float32", "float64"):
+        ours = tk.complex(
+            tk.tensor(real, dtype=getattr(tk, dtype)), tk.tensor(imag, dtype=getattr(tk, dtype))
+        )
+        theirs = torch.complex(
+            torch.tensor(real, dtype=getattr(torch, dtype)),
+            torch.tensor(imag, dtype=getattr(torch, dtype)),
+        )
+        assert str(ours.dtype).split(".")[-1] == str(theirs.dtype).split(".")[-1]
+        mine, reference = ours.numpy(), theirs.numpy()
+        np.testing.assert_array_equal(mine, reference)
+        np.testing.assert_array_equal(np.signbit(mine.imag), np.signbit(reference.imag))
+    broadcast = tk.complex(tk.tensor([[1.0], [2.0]]), tk.tensor([3.0, 4.0, 5.0]))
+    assert tuple(broadcast.shape) == (2, 3) and broadcast[1, 2].item() == 2 + 5j

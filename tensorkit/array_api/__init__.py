@@ -12,14 +12,17 @@ gradients flow through it::
 
 Functions follow the standard where it differs from PyTorch: type promotion treats 0-d arrays
 like any other array, ``var``/``std`` default to ``correction=0``, sorting is stable, integer
-division by zero gives 0, ``mean`` of integers is an error. Both extensions are here:
-``linalg`` (on ``tensorkit.linalg``) and ``fft``. Not covered: the uint16, uint32 and uint64
-dtypes, which tensorkit does not have.
+division by zero gives 0, ``mean`` of integers is an error, floor division and complex
+``expm1``/``tanh`` have the standard's special values. The arrays the functions return are
+:class:`Array`, tensors whose operators and indexing follow the standard too (``x[::-1]``,
+``int8 array + 0-d int64 array`` is int64); plain ``tk.Tensor`` keeps PyTorch's rules. Both
+extensions are here: ``linalg`` (on ``tensorkit.linalg``) and ``fft``. Not covered: the
+uint16, uint32 and uint64 dtypes, which tensorkit does not have.
 """
 
 import math as _math
 
-from . import fft, linalg
+from . import _array, fft, linalg
 from ._creation import (
     arange,
     asarray,
@@ -79,7 +82,6 @@ from ._elementwise import (
     divide,
     equal,
     exp,
-    expm1,
     floor,
     greater,
     greater_equal,
@@ -113,12 +115,12 @@ from ._elementwise import (
     square,
     subtract,
     tan,
-    tanh,
     trunc,
 )
 from ._elementwise_composite import (
     clip,
     copysign,
+    expm1,
     floor_divide,
     hypot,
     logaddexp,
@@ -126,6 +128,7 @@ from ._elementwise_composite import (
     remainder,
     round,  # noqa: A004
     sign,
+    tanh,
 )
 from ._indexing import take, take_along_axis
 from ._info import __array_namespace_info__
@@ -163,6 +166,8 @@ from ._statistical import (
 from ._utility import all, any, diff  # noqa: A004
 
 __array_api_version__ = "2024.12"
+
+Array = _array.Array  # the type of the arrays the functions return (not a standard name)
 
 e = _math.e
 inf = _math.inf
@@ -337,3 +342,20 @@ __all__ = [
     "any",
     "diff",
 ]
+
+# Arrays in, Arrays out (and Arrays from every creation function); plain tensors stay plain.
+_CREATING = {
+    "arange",
+    "asarray",
+    "empty",
+    "eye",
+    "from_dlpack",
+    "full",
+    "linspace",
+    "ones",
+    "zeros",
+}
+_array.wrap_functions(globals(), __all__, _CREATING)
+_array.wrap_functions(vars(linalg), linalg.__all__, set())
+_array.wrap_functions(vars(fft), fft.__all__, set())
+_array.install_operators(globals())

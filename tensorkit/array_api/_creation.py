@@ -3,7 +3,9 @@ eye, meshgrid, tril/triu and DLPack import."""
 
 from __future__ import annotations
 
+import builtins
 import math
+import operator
 from collections.abc import Sequence
 from typing import Any
 
@@ -145,8 +147,10 @@ def eye(
     dtype: dtype | None = None,
     device: Any = None,
 ) -> Tensor:
-    """Ones on the ``k``-th diagonal, zeros elsewhere."""
+    """Ones on the ``k``-th diagonal, zeros elsewhere (all zeros when the diagonal lies
+    outside, however large ``k`` is)."""
     n_cols = n_rows if n_cols is None else n_cols
+    k = builtins.max(-n_rows, builtins.min(operator.index(k), n_cols))  # the same zeros beyond
     rows = creation.arange(n_rows, device=device)
     cols = creation.arange(n_cols, device=device)
     on_diagonal = shape_ops.unsqueeze(rows + k, 1) == cols

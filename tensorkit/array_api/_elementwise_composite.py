@@ -15,6 +15,7 @@ from ..ops import complex as complex_ops
 from ..ops._apply import COMMON, OpDef, apply
 from ..ops.conversion import clone
 from ..tensor import Tensor
+from . import _special_values
 from ._promotion import cast, common, common_tensors
 
 Operand = Tensor | bool | int | float | complex
@@ -38,9 +39,17 @@ def copysign(x1: Operand, x2: Operand, /) -> Tensor:
     return binary.where(flip, unary.neg(a), a)
 
 
+def expm1(x: Tensor, /) -> Tensor:
+    """``exp(x) - 1``, accurate near 0; complex infinities and NaNs as the standard says."""
+    out = unary.expm1(x)
+    return _special_values.expm1(x, out) if x.is_complex() else out
+
+
 def floor_divide(x1: Operand, x2: Operand, /) -> Tensor:
-    """``floor(x1 / x2)``; integer division by zero gives 0 (as in NumPy)."""
-    return _divide_safely(binary.floor_divide, x1, x2)
+    """``floor(x1 / x2)``, with the standard's values for infinite operands (``inf // 2`` is
+    ``inf``, ``-1.5 // inf`` is ``-0``); integer division by zero gives 0 (as in NumPy)."""
+    a, b = common_tensors(x1, x2)
+    return _special_values.floor_divide(a, b, _divide_safely(binary.floor_divide, a, b))
 
 
 def remainder(x1: Operand, x2: Operand, /) -> Tensor:
@@ -92,6 +101,12 @@ def round(x: Tensor, /) -> Tensor:  # noqa: A001
             unary.round(complex_ops.real(x)), unary.round(complex_ops.imag(x))
         )
     return unary.round(x)
+
+
+def tanh(x: Tensor, /) -> Tensor:
+    """The hyperbolic tangent; complex infinities as the standard says."""
+    out = unary.tanh(x)
+    return _special_values.tanh(x, out) if x.is_complex() else out
 
 
 def sign(x: Tensor, /) -> Tensor:

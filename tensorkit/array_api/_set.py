@@ -1,7 +1,8 @@
 """Set functions: the unique values of an array, with first indices, inverse indices and counts.
 
-Values come back sorted. As the standard asks, NaNs never compare equal, so each NaN is its
-own unique value. The results are not differentiable.
+Values come back sorted (complex ones by real, then imaginary part). As the standard asks,
+NaNs never compare equal, so each NaN is its own unique value. The results are not
+differentiable.
 """
 
 from __future__ import annotations
@@ -10,6 +11,7 @@ from typing import NamedTuple
 
 from .._dtype import bool_, int64
 from ..ops import binary, indexing, reduction
+from ..ops import complex as complex_ops
 from ..ops import shape as shape_ops
 from ..ops.creation import ones, tensor, zeros
 from ..tensor import Tensor
@@ -56,12 +58,21 @@ def unique_values(x: Tensor, /) -> Tensor:
     return _unique(x).values
 
 
+def _sorting_order(flat: Tensor) -> Tensor:
+    """The stable ascending order of a 1-D array: by real part, then imaginary part, for
+    complex values (NaNs last)."""
+    if not flat.is_complex():
+        return indexing.argsort(flat, 0, stable=True)
+    order = indexing.argsort(complex_ops.imag(flat), 0, stable=True)
+    return order[indexing.argsort(complex_ops.real(flat)[order], 0, stable=True)]
+
+
 def _unique(x: Tensor) -> UniqueAllResult:
     """Sort the flattened values stably; a new value starts wherever a sorted value differs
     from the one before it (``!=``, so NaNs always start one)."""
     flat = shape_ops.reshape(x.detach(), (-1,))
     n = flat.shape[0]
-    order = indexing.argsort(flat, 0, stable=True)
+    order = _sorting_order(flat)
     ordered = flat[order]
     first = ones(min(n, 1), dtype=bool_, device=x.device)
     starts = shape_ops.cat([first, binary.ne(ordered[1:], ordered[:-1])], 0)

@@ -14,7 +14,7 @@ from types import ModuleType
 from typing import Literal, NamedTuple
 
 from .._dtype import dtype
-from ..ops import binary, reduction
+from ..ops import binary, reduction, unary
 from ..ops import shape as shape_ops
 from ..tensor import Tensor
 from ._data_types import finfo
@@ -206,5 +206,10 @@ def vector_norm(
     keepdims: bool = False,
     ord: int | float = 2,
 ) -> Tensor:
-    """The ``ord``-norm of the vectors along ``axis`` (all elements by default)."""
+    """The ``ord``-norm of the vectors along ``axis`` (all elements by default). Over no
+    axes (``axis=()``) each element is its own vector: the norm is ``abs(x)``, or whether it
+    is nonzero for ``ord=0``."""
+    if axis == ():
+        magnitude = unary.abs(x)
+        return binary.ne(x, 0).to(magnitude.dtype) if ord == 0 else magnitude
     return _core().vector_norm(x, ord=ord, dim=axis, keepdim=keepdims)

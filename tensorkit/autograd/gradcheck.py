@@ -2,7 +2,10 @@
 
 Both follow PyTorch: central differences with step ``eps`` on each input element, compared
 with the analytical Jacobian built one output element at a time by ``autograd.grad``;
-elements agree when ``|analytical - numerical| <= atol + rtol * |numerical|``.
+elements agree when ``|analytical - numerical| <= atol + rtol * |numerical|``. A complex
+input or output counts as its real and imaginary parts: each part of an input is perturbed,
+and each part of an output is seeded (with 1 and 1j, which under PyTorch's conjugate
+Wirtinger convention give the gradients of the real and the imaginary part).
 """
 
 from __future__ import annotations
@@ -36,49 +39,66 @@ def _differentiable_outputs(func: Callable, inputs: tuple) -> tuple[Tensor, ...]
     return tuple(o for o in outputs if isinstance(o, Tensor) and o.requires_grad)
 
 
+def _real_size(t: Tensor) -> int:
+    """How many real numbers ``t`` holds (two per complex element)."""
+    return t.numel() * (2 if t.is_complex() else 1)
+
+
 def _numerical_jacobian(func: Callable, inputs: tuple, eps: float) -> list[list[np.ndarray]]:
-    """jacobians[i][j]: (numel of input i) x (numel of output j), by central differences."""
+    """jacobians[i][j]: (real size of input i) x (real size of output j), by central
+    differences (a complex element's real part, then its imaginary part)."""
     reference = tuple(o for o in _as_tuple(func(*inputs)) if isinstance(o, Tensor))
-    out_sizes = [o.numel() for o in reference]
+    out_sizes = [_real_size(o) for o in reference]
     jacobians = []
     for x in inputs:
         if not (isinstance(x, Tensor) and x.requires_grad):
             jacobians.append(None)
             continue
         data = x._data
-        per_output = [np.zeros((data.size, n)) for n in out_sizes]
-        for k, position in enumerate(np.ndindex(*data.shape)):
+        steps = (eps, eps * 1j) if x.is_complex() else (eps,)
+        per_output = [np.zeros((_real_size(x), n)) for n in out_sizes]
+        row = 0
+        for position in np.ndindex(*data.shape):
             original = data[position].item()
-            data[position] = original + eps
-            plus = [_host(o) for o in _as_tuple(func(*inputs)) if isinstance(o, Tensor)]
-            data[position] = original - eps
-            minus = [_host(o) for o in _as_tuple(func(*inputs)) if isinstance(o, Tensor)]
-            data[position] = original
-            for j, (p, m) in enumerate(zip(plus, minus, strict=True)):
-                per_output[j][k] = (p - m).reshape(-1) / (2 * eps)
+            for step in steps:
+                data[position] = original + step
+                plus = [_host(o) for o in _as_tuple(func(*inputs)) if isinstance(o, Tensor)]
+                data[position] = original - step
+                minus = [_host(o) for o in _as_tuple(func(*inputs)) if isinstance(o, Tensor)]
+                data[position] = original
+                for j, (p, m) in enumerate(zip(plus, minus, strict=True)):
+                    per_output[j][row] = (p - m) / (2 * eps)
+                row += 1
         jacobians.append(per_output)
     return jacobians
 
 
 def _host(t: Tensor) -> np.ndarray:
-    return np.array(t.detach().cpu()._data, dtype=np.float64, copy=True)
+    """The values of ``t`` as flat float64 (complex ones as real, imaginary pairs)."""
+    values = np.array(t.detach().cpu()._data, copy=True)
+    if values.dtype.kind == "c":
+        values = np.stack([values.real, values.imag], axis=-1)
+    return values.astype(np.float64).reshape(-1)
 
 
 def _analytical_jacobian(outputs: tuple[Tensor, ...], inputs: tuple) -> list[list[np.ndarray]]:
-    """jacobians[i][j]: (numel of input i) x (numel of output j), one backward per column."""
+    """jacobians[i][j]: (real size of input i) x (real size of output j), one backward per
+    column (two for a complex output element: seeds 1 and 1j)."""
     diff_inputs = [x for x in inputs if isinstance(x, Tensor) and x.requires_grad]
     jacobians: list[list[np.ndarray]] = [[] for _ in diff_inputs]
     for out in outputs:
-        rows = [np.zeros((x.numel(), out.numel())) for x in diff_inputs]
+        rows = [np.zeros((_real_size(x), _real_size(out))) for x in diff_inputs]
         flat_size = out.numel()
+        units = (1, 1j) if out.is_complex() else (1,)
         for j in range(flat_size):
-            seed = np.zeros(flat_size, dtype=out._data.dtype)
-            seed[j] = 1
-            seed_tensor = wrap(out.device.xp.asarray(seed.reshape(out._data.shape)), out.device)
-            grads = grad(out, diff_inputs, seed_tensor, retain_graph=True, allow_unused=True)
-            for i, g in enumerate(grads):
-                if g is not None:
-                    rows[i][:, j] = _host(g).reshape(-1)
+            for part, unit in enumerate(units):
+                seed = np.zeros(flat_size, dtype=out._data.dtype)
+                seed[j] = unit
+                seed_tensor = wrap(out.device.xp.asarray(seed.reshape(out._data.shape)), out.device)
+                grads = grad(out, diff_inputs, seed_tensor, retain_graph=True, allow_unused=True)
+                for i, g in enumerate(grads):
+                    if g is not None:
+                        rows[i][:, j * len(units) + part] = _host(g)
         for i, row in enumerate(rows):
             jacobians[i].append(row)
     return jacobians

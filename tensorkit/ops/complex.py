@@ -17,9 +17,21 @@ _ANGLE = OpDef(
     promote=FLOAT,
     saves=SAVE_INPUTS,
 )
+
+
+def _complex_forward(xp: Any, real: Any, imag: Any) -> Any:
+    """The parts placed as they are (``real + 1j * imag`` would turn inf + NaN j and -0
+    imaginary parts into other values)."""
+    shape = xp.broadcast_shapes(real.shape, imag.shape)
+    out = xp.empty(shape, dtype=xp.result_type(real.dtype, imag.dtype, xp.complex64))
+    out.real = real
+    out.imag = imag
+    return out
+
+
 _COMPLEX = OpDef(
     "complex",
-    lambda xp, real, imag: real + 1j * imag,
+    _complex_forward,
     lambda ctx, g: (real(g), imag(g)),
     promote=KEEP,
 )

@@ -363,9 +363,10 @@ def slogdet(input: Tensor) -> Any:
 
 
 def logdet(input: Tensor) -> Tensor:
-    """The log of the determinant: NaN where it is negative, -inf where it is 0."""
+    """The log of the determinant: NaN where it is negative, -inf where it is 0 (complex:
+    log|det| + i arg det, differentiable through both)."""
     sign, logabsdet = slogdet(input)
-    return sign.detach().log() + logabsdet
+    return (sign if sign.is_complex() else sign.detach()).log() + logabsdet
 
 
 def cholesky(input: Tensor, upper: bool = False) -> Tensor:
