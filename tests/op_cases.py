@@ -1506,6 +1506,7 @@ MATMUL_CASES = [
         lambda m, a: (lambda r: (r.S, r.U @ r.V.mH))(m.svd(a)),
         real,
         shapes=(((3, 2),), ((2, 2, 3),)),
+        atol=1e-5,  # float32 gradients through the SVD differ from torch's LAPACK by ~3e-6
     ),
     case(
         "svd-method-full",
