@@ -13,7 +13,15 @@ import math
 from decimal import ROUND_HALF_UP, Decimal
 from typing import Any
 
-__all__ = ["DIGITS", "bytes_text", "measure_text", "number_text", "time_text"]
+__all__ = [
+    "DIGITS",
+    "bytes_text",
+    "bytes_unit",
+    "measure_text",
+    "number_text",
+    "time_text",
+    "time_unit",
+]
 
 #: Significant digits of every number the workbench shows.
 DIGITS = 3
@@ -66,6 +74,23 @@ def measure_text(value: float | None, unit: str) -> str:
     if unit == "":
         return number_text(value)
     raise ValueError(f"unit must be 's' (nanoseconds), 'B' (bytes) or '', got {unit!r}")
+
+
+def time_unit(ns: float) -> tuple[float, str]:
+    """The unit that :func:`time_text` would write ``ns`` in: (nanoseconds per unit, name),
+    for an axis whose largest value is ``ns``."""
+    return _unit(ns, _TIME_UNITS)
+
+
+def bytes_unit(n: float) -> tuple[float, str]:
+    """The unit that :func:`bytes_text` would write ``n`` in: (bytes per unit, name)."""
+    return _unit(n, _BYTE_UNITS)
+
+
+def _unit(value: float, units: tuple[tuple[float, str], ...]) -> tuple[float, str]:
+    text = _unit_text(value if math.isfinite(value) else 0, units)
+    name = text.rsplit(" ", 1)[1]
+    return next(unit for unit in units if unit[1] == name)
 
 
 def _round(value: float) -> float:

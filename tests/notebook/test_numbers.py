@@ -9,7 +9,14 @@ from pathlib import Path
 
 import pytest
 
-from tensorkit.notebook.numbers import bytes_text, measure_text, number_text, time_text
+from tensorkit.notebook.numbers import (
+    bytes_text,
+    bytes_unit,
+    measure_text,
+    number_text,
+    time_text,
+    time_unit,
+)
 
 CASES = json.loads(
     (Path(__file__).resolve().parents[2] / "widgets" / "test" / "number_cases.json").read_text(
@@ -49,3 +56,12 @@ def test_measure_text_picks_the_formatter_by_unit() -> None:
     assert measure_text(0.123456, "") == "0.123"
     with pytest.raises(ValueError, match=r"unit must be 's' \(nanoseconds\), 'B' .* got 'ms'"):
         measure_text(1.0, "ms")
+
+
+def test_units_for_axes_follow_the_text() -> None:
+    assert time_unit(0) == (1, "ns")
+    assert time_unit(999.5) == (1e3, "µs")
+    assert time_unit(2.5e9) == (1e9, "s")
+    assert bytes_unit(144 * 1024) == (1024, "KiB")
+    assert bytes_unit(1023488) == (1 << 20, "MiB")
+    assert bytes_unit(float("nan")) == (1, "B")
