@@ -11,7 +11,7 @@ import pytest
 
 import tensorkit as tk
 import tensorkit.profiler as profiler
-from tensorkit.notebook.numbers import bytes_text, bytes_unit, time_unit
+from tensorkit.notebook.numbers import bytes_text, bytes_unit, number_text, time_unit
 
 pytest.importorskip("matplotlib")
 
@@ -89,7 +89,13 @@ def test_units_follow_the_workbench_format(prof: profiler.profile) -> None:
     records = prof.records
     peak = max(r.live_bytes for r in records)
     memory = prof.plot_memory_timeline().axes[0]
-    assert memory.get_ylabel() == f"memory ({bytes_unit(peak)[1]})"
+    factor, unit = bytes_unit(peak)
+    assert memory.get_ylabel() == f"memory ({unit})"
+    low, high = memory.get_ylim()
+    ticks = [t for t in memory.get_yticklabels() if low <= t.get_position()[1] <= high]
+    assert [t.get_text() for t in ticks[:1]] == ["0"]
+    for tick in ticks:  # labels in the axis unit, at round multiples of it
+        assert tick.get_text() == number_text(tick.get_position()[1] / factor)
     (label,) = [t.get_text() for t in memory.texts if t.get_text().startswith("peak")]
     assert label == f"peak {bytes_text(peak)}"
     totals: dict[str, int] = {}

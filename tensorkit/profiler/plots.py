@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from ..notebook.numbers import bytes_text, bytes_unit, time_unit
+from ..notebook.numbers import bytes_text, bytes_unit, number_text, time_unit
 
 PHASES = ("forward", "backward", "optimizer")
 COLORS = {"forward": "tab:blue", "backward": "tab:orange", "optimizer": "tab:green"}
@@ -82,7 +82,7 @@ def plot_module_times(prof: Any) -> Any:
 def plot_memory_timeline(prof: Any) -> Any:
     """Per device, the bytes alive after each op on it (steps) and, on a CUDA device, what
     its caching allocator reserves (dashed; the CPU has none); the start of backward and
-    each device's peak marked. Bytes in the binary unit of the largest value."""
+    each device's peak marked. Bytes ticked in the binary unit of the largest value."""
     records = [r for r in prof.records if r.live_bytes is not None]
     if not records:
         raise RuntimeError("no memory was recorded: use profile(record_memory=True)")
@@ -90,18 +90,14 @@ def plot_memory_timeline(prof: Any) -> Any:
     ax = fig.add_subplot()
     devices = sorted({r.device for r in records}, key=lambda d: (d != "cpu", d))
     highest = max(max(r.live_bytes, r.reserved_bytes or 0) for r in records)
-    factor, unit = bytes_unit(highest)
     for number, device in enumerate(devices):
         on_device = [r for r in records if r.device == device]
         index = [r.index for r in on_device]
         live = [r.live_bytes for r in on_device]
         color = f"C{number}"
-        scaled = [b / factor for b in live]
-        ax.plot(index, scaled, drawstyle="steps-post", color=color, label=f"allocated ({device})")
+        ax.plot(index, live, drawstyle="steps-post", color=color, label=f"allocated ({device})")
         if device != "cpu":
-            reserved = [
-                None if b is None else b / factor for b in (r.reserved_bytes for r in on_device)
-            ]
+            reserved = [r.reserved_bytes for r in on_device]
             ax.plot(
                 index,
                 reserved,
@@ -110,23 +106,35 @@ def plot_memory_timeline(prof: Any) -> Any:
                 linestyle="--",
                 label=f"reserved ({device})",
             )
-        _mark_peak(ax, index, live, factor, color, device if len(devices) > 1 else "")
+        _mark_peak(ax, index, live, color, device if len(devices) > 1 else "")
     backward = next((r.index for r in records if r.phase == "backward"), None)
     if backward is not None:
         ax.axvline(backward, color="tab:red", linestyle=":", label="backward starts")
-    ax.set_ylim(0, highest / factor * 1.25 or 1)  # headroom above the peak for its label
+    ax.set_ylim(0, highest * 1.25 or 1)  # headroom above the peak for its label
+    _bytes_axis(ax.yaxis, highest)
     ax.set_xlabel("op index")
-    ax.set_ylabel(f"memory ({unit})")
     _title(ax, f"Memory timeline ({_memory_source(devices)})", prof)
     _legend_outside(ax)
     return fig
 
 
-def _mark_peak(ax: Any, index: list, live: list, factor: float, color: str, device: str) -> None:
+def _bytes_axis(axis: Any, highest: float) -> None:
+    """Ticks at round numbers of the binary unit of ``highest`` ("0", "100", "200" in KiB),
+    the unit in the axis label; the data stay in bytes."""
+    from matplotlib.ticker import FuncFormatter, MaxNLocator, MultipleLocator
+
+    factor, unit = bytes_unit(highest)
+    ticks = MaxNLocator(nbins=5, steps=[1, 2, 5, 10]).tick_values(0, max(highest, 1) / factor)
+    axis.set_major_locator(MultipleLocator((ticks[1] - ticks[0]) * factor))
+    axis.set_major_formatter(FuncFormatter(lambda value, _: number_text(value / factor)))
+    axis.set_label_text(f"memory ({unit})")
+
+
+def _mark_peak(ax: Any, index: list, live: list, color: str, device: str) -> None:
     """A dot at the device's peak and its label above it, turned inwards near the edges."""
     at = max(range(len(live)), key=live.__getitem__)
-    x, y = index[at], live[at] / factor
-    ax.plot([x], [y], marker="o", markersize=4, color=color, linestyle="none")
+    x, y = index[at], live[at]
+    ax.scatter([x], [y], s=16, color=color, zorder=3)
     span = (index[0], index[-1])
     where = (x - span[0]) / max(1, span[1] - span[0])
     align = "left" if where < 0.2 else "right" if where > 0.8 else "center"
