@@ -122,3 +122,32 @@ def test_details_panel_in_an_html_export(browser: Any, expect: Any, tmp_path: Pa
         assert luminance(colours["bg"]) > 0.9 and luminance(colours["fg"]) < 0.05
     finally:
         page.close()
+
+
+def test_html_export_puts_the_profile_beside_the_graph(browser: Any, tmp_path: Path) -> None:
+    tk.manual_seed(0)
+    model = tk.nn.Sequential(tk.nn.Linear(4, 8), tk.nn.Tanh(), tk.nn.Linear(8, 1))
+    with tk.profiler.profile(), tk.autograd.Tape() as tape:
+        model(tk.randn(2, 4)).pow(2).mean()
+    tanh = next(e for e in tape.entries if e.name == "tanh")
+    path = tape.to_html(str(tmp_path / "profiled.html"))
+    page = browser.new_page(viewport={"width": 1400, "height": 1000})
+    try:
+        page.goto(Path(path).resolve().as_uri())
+        graph = page.locator(".tk-side-by-side .tk-graph-widget").bounding_box()
+        profile = page.locator(".tk-side-by-side .tk-profile").bounding_box()
+        assert profile["x"] >= graph["x"] + graph["width"] - 1
+        assert abs(profile["y"] - graph["y"]) < 20
+        row = page.locator(f'.tk-profile-table tr[data-index="{tanh.records["profiler_index"]}"]')
+        row.click()
+        selected = page.locator(".tk-graph-widget g.tk-node.tk-selected")
+        assert selected.get_attribute("data-id") == f"op{tanh.index}"
+        assert "cuda" not in page.locator(".tk-profile .tk-toolbar").inner_text().lower()
+        page.set_viewport_size({"width": 700, "height": 1000})  # narrow: stacked
+        page.wait_for_function(
+            """() => { const g = document.querySelector('.tk-graph-widget').getBoundingClientRect();
+              const p = document.querySelector('.tk-profile').getBoundingClientRect();
+              return p.top >= g.bottom - 1; }"""
+        )
+    finally:
+        page.close()
