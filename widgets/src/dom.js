@@ -167,7 +167,9 @@ export function legendView(legend) {
     h("span", { class: "tk-legend-max", text: measureText(legend.max, legend.unit) }),
   );
   if (legend.log) box.append(h("span", { class: "tk-muted", text: "(log scale)" }));
-  if (legend.missing) box.append(legendItem({ color: NO_DATA_COLOR }, `no data (${legend.missing})`));
+  if (legend.missing) {
+    box.append(legendItem({ color: NO_DATA_COLOR }, `no data (${legend.missing})`));
+  }
   return box;
 }
 

@@ -84,6 +84,14 @@ function opTable(model, onSelect) {
   };
 }
 
+/** The legend of the op table's row marks. */
+function rowLegend() {
+  return h("div", { class: "tk-legend tk-row-legend" }, [
+    legendItem({ swatchClass: "tk-row-swatch-selected" }, "selected op"),
+    legendItem({ swatchClass: "tk-row-swatch-linked" }, "its forward / backward ops"),
+  ]);
+}
+
 /**
  * The legend of the bars' colours: one swatch per phase that any group has time in.
  * @param {object[]} groups
@@ -173,7 +181,8 @@ function timelineAxes(scale, width, height) {
 
 /** The timeline's legend: the lines drawn, then the peak and what a point covers. */
 function timelineLegend(memory) {
-  const line = (kind, text) => legendItem({ swatchClass: `tk-line-swatch tk-line-swatch-${kind}` }, text);
+  const line = (kind, text) =>
+    legendItem({ swatchClass: `tk-line-swatch tk-line-swatch-${kind}` }, text);
   const device = memory.device && memory.device !== "cpu" ? ` on ${memory.device}` : "";
   return h("div", { class: "tk-legend tk-memory-legend" }, [
     line("allocated", `allocated${device}`),
@@ -207,7 +216,9 @@ function timeline(memory, onSelect) {
     width = Math.max(120, outer) - margin.left - margin.right;
     scale = timelineScale(memory, width, plotHeight);
     const children = [...timelineAxes(scale, width, plotHeight)];
-    if (memory.caching) children.push(s("path", { class: "tk-mem-reserved", d: scale.paths.reserved }));
+    if (memory.caching) {
+      children.push(s("path", { class: "tk-mem-reserved", d: scale.paths.reserved }));
+    }
     children.push(
       s("path", { class: "tk-mem-peak", d: scale.paths.peak }),
       s("path", { class: "tk-mem-allocated", d: scale.paths.allocated }),
@@ -339,7 +350,7 @@ function render({ model, el }) {
         h("span", { text: summary }),
         h("span", { class: "tk-status", text: `timing: ${data.timing_mode || "?"}` }),
       ]),
-      section("Ops (click a header to sort, a row to select)", [table.element]),
+      section("Ops (click a header to sort, a row to select)", [rowLegend(), table.element]),
       section("Time by module", [modules.element]),
       section("Time by function (conv2d, linear, ... with their ops; other ops by name)", [
         functions.element,

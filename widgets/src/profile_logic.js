@@ -187,8 +187,9 @@ export function byteTicks(max, count = 4) {
  * @param {number} width
  * @param {number} height
  * @returns {{x: (i: number) => number, y: (b: number) => number, top: number,
- *   xTicks: number[], yTicks: number[], yLabels: string[], paths: {allocated: string, reserved: string,
- *   peak: string}, indexAt: (px: number) => number}}
+ *   xTicks: number[], yTicks: number[], yLabels: string[],
+ *   paths: {allocated: string, reserved: string, peak: string},
+ *   indexAt: (px: number) => number}}
  */
 export function timelineScale(memory, width, height) {
   const index = memory.index;

@@ -1,4 +1,4 @@
-/* tensorkit widgets bundle: esbuild 0.28.2, widgets/src sha256=e7f3d0b9399d63a8d42350b948bd9f1e2632c20a8a69d942717534a894106ac8 */
+/* tensorkit widgets bundle: esbuild 0.28.2, widgets/src sha256=06390ac48a8c565a72824421ec858a65d2de8c3333d99b756ce2ac6b13361207 */
 
 // widgets/src/format.js
 function shapeText(shape) {
@@ -246,7 +246,9 @@ function legendView(legend) {
     h("span", { class: "tk-legend-max", text: measureText(legend.max, legend.unit) })
   );
   if (legend.log) box.append(h("span", { class: "tk-muted", text: "(log scale)" }));
-  if (legend.missing) box.append(legendItem({ color: NO_DATA_COLOR }, `no data (${legend.missing})`));
+  if (legend.missing) {
+    box.append(legendItem({ color: NO_DATA_COLOR }, `no data (${legend.missing})`));
+  }
   return box;
 }
 function redrawOn(model, events, redraw) {

@@ -1,4 +1,4 @@
-/* tensorkit widgets bundle: esbuild 0.28.2, widgets/src sha256=e7f3d0b9399d63a8d42350b948bd9f1e2632c20a8a69d942717534a894106ac8 */
+/* tensorkit widgets bundle: esbuild 0.28.2, widgets/src sha256=06390ac48a8c565a72824421ec858a65d2de8c3333d99b756ce2ac6b13361207 */
 
 // widgets/src/format.js
 function shapeText(shape) {
@@ -297,6 +297,12 @@ function opTable(model, onSelect) {
     }
   };
 }
+function rowLegend() {
+  return h("div", { class: "tk-legend tk-row-legend" }, [
+    legendItem({ swatchClass: "tk-row-swatch-selected" }, "selected op"),
+    legendItem({ swatchClass: "tk-row-swatch-linked" }, "its forward / backward ops")
+  ]);
+}
 function phaseLegend(groups) {
   const present = new Set(groups.flatMap((g) => Object.keys(g.host_ns || {})));
   const items = PHASES.filter((p) => present.has(p)).map(
@@ -397,7 +403,9 @@ function timeline(memory, onSelect) {
     width = Math.max(120, outer) - margin.left - margin.right;
     scale = timelineScale(memory, width, plotHeight);
     const children = [...timelineAxes(scale, width, plotHeight)];
-    if (memory.caching) children.push(s("path", { class: "tk-mem-reserved", d: scale.paths.reserved }));
+    if (memory.caching) {
+      children.push(s("path", { class: "tk-mem-reserved", d: scale.paths.reserved }));
+    }
     children.push(
       s("path", { class: "tk-mem-peak", d: scale.paths.peak }),
       s("path", { class: "tk-mem-allocated", d: scale.paths.allocated })
@@ -511,7 +519,7 @@ function render({ model, el }) {
         h("span", { text: summary }),
         h("span", { class: "tk-status", text: `timing: ${data.timing_mode || "?"}` })
       ]),
-      section("Ops (click a header to sort, a row to select)", [table.element]),
+      section("Ops (click a header to sort, a row to select)", [rowLegend(), table.element]),
       section("Time by module", [modules.element]),
       section("Time by function (conv2d, linear, ... with their ops; other ops by name)", [
         functions.element
