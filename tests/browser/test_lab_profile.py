@@ -157,6 +157,8 @@ def _drag_out_of_view(page, svg, node_id: str) -> None:
 
 
 def test_profile_beside_graph_and_a_clicked_row_shows_its_node(open_notebook, expect) -> None:
+    from playwright.sync_api import TimeoutError as PlaywrightTimeout  # only where it is installed
+
     nb = open_notebook("profile_linked.ipynb", [LINKED])
     nb.run_all()
     assert nb.errors() == []
@@ -177,11 +179,15 @@ def test_profile_beside_graph_and_a_clicked_row_shows_its_node(open_notebook, ex
     assert _node_in_view(svg, node)["inside"] is False
     page.locator(f'{TABLE} tbody tr[data-index="{expected["row"]}"]').click()
     expect(graph.locator("g.tk-node.tk-selected")).to_have_attribute("data-id", node)
-    # the graph pans to a newly selected node (helper "graph"'s part of issue 11)
-    page.wait_for_function(
-        f"(svg) => ({NODE_IN_VIEW_JS})(svg, {json.dumps(node)}).inside",
-        arg=svg.element_handle(),
-    )
+    # the graph pans to a newly selected node (the graph view's part of issue 11)
+    try:
+        page.wait_for_function(
+            f"(svg) => ({NODE_IN_VIEW_JS})(svg, {json.dumps(node)}).inside",
+            arg=svg.element_handle(),
+        )
+    except PlaywrightTimeout:
+        where = _node_in_view(svg, node)
+        pytest.fail(f"the graph did not pan to the selected node {node}: {where}", pytrace=False)
     assert nb.errors() == []
 
 

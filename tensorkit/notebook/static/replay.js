@@ -1,4 +1,4 @@
-/* tensorkit widgets bundle: esbuild 0.28.2, widgets/src sha256=06390ac48a8c565a72824421ec858a65d2de8c3333d99b756ce2ac6b13361207 */
+/* tensorkit widgets bundle: esbuild 0.28.2, widgets/src sha256=e20d4cb8d423674a6030acd251d8db58f0353d5e9974a83a12f765441794d597 */
 
 // widgets/src/format.js
 function shapeText(shape) {
