@@ -59,9 +59,10 @@ class ProfileWidget(anywidget.AnyWidget):
         return _with_html(super()._repr_mimebundle_(**kwargs), profile_html(self.model))
 
 
-#: Each side's basis width: the two sit side by side in outputs at least twice as wide (plus
-#: the gap), and stack (graph first) in narrower ones.
-SIDE_MIN_WIDTH = "480px"
+#: The flex items of the two sides (grow, shrink, basis): side by side in outputs wide enough
+#: for both bases, the graph taking 3/5 of what is left; stacked (graph first) in narrower ones.
+GRAPH_FLEX = "3 1 560px"
+PROFILE_FLEX = "2 1 420px"
 
 
 class ProfileView(ipywidgets.Box):
@@ -76,8 +77,8 @@ class ProfileView(ipywidgets.Box):
         )
         super().__init__(children=[graph, profile], layout=row)
         self.add_class("tk-side-by-side")
-        for side in (graph, profile):
-            side.layout.flex = f"1 1 {SIDE_MIN_WIDTH}"
+        for side, flex in ((graph, GRAPH_FLEX), (profile, PROFILE_FLEX)):
+            side.layout.flex = flex
             side.layout.min_width = "0"
             side.layout.margin = "0 8px 8px 0"
         self.graph = graph
@@ -130,10 +131,10 @@ def side_by_side_html(left: str, right: str) -> str:
     """Two HTML fragments side by side where the page is wide enough, else stacked (inline
     styles: a static render has none of the widgets' CSS)."""
     box = "display:flex;flex-wrap:wrap;gap:8px;align-items:flex-start"
-    side = f"flex:1 1 {SIDE_MIN_WIDTH};min-width:0;overflow:auto"
+    side = "min-width:0;overflow:auto;flex:"
     return (
-        f'<div class="tk-side-by-side" style="{box}"><div style="{side}">{left}</div>'
-        f'<div style="{side}">{right}</div></div>'
+        f'<div class="tk-side-by-side" style="{box}"><div style="{side}{GRAPH_FLEX}">{left}</div>'
+        f'<div style="{side}{PROFILE_FLEX}">{right}</div></div>'
     )
 
 

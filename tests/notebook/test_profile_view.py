@@ -333,7 +333,7 @@ def test_selection_is_linked_both_ways(run: tuple[Any, Tape], widgets: Any) -> N
     assert isinstance(view.graph, widgets.GraphWidget) and view.graph.graph == build_graph(tape)
     assert view.children == (view.graph, view.profile)
     assert view.layout.flex_flow == "row wrap"  # side by side, stacking when narrow
-    assert view.graph.layout.flex == view.profile.layout.flex == f"1 1 {widgets.SIDE_MIN_WIDTH}"
+    assert (view.graph.layout.flex, view.profile.layout.flex) == ("3 1 560px", "2 1 420px")
     relu_entry, relu_index = _index(tape, "relu")
     view.profile.selected = relu_index
     assert view.graph.selected == f"op{relu_entry}"

@@ -1,4 +1,4 @@
-/* tensorkit widgets bundle: esbuild 0.28.2, widgets/src sha256=e20d4cb8d423674a6030acd251d8db58f0353d5e9974a83a12f765441794d597 */
+/* tensorkit widgets bundle: esbuild 0.28.2, widgets/src sha256=8c31ce1cff6537d6e36af03f98a261526655e94c2556e40e74a5834e20d13aad */
 
 // widgets/src/format.js
 function shapeText(shape) {
