@@ -209,6 +209,16 @@ def test_profile_legends_axes_and_units(open_notebook, expect) -> None:
     assert len({t.split()[1] for t in ticks}) == 1  # one unit, B/KiB/MiB
     assert widget.locator(".tk-axis-x .tk-axis-title").text_content() == "op index"
     assert len(widget.locator(".tk-axis-x text").all_text_contents()) >= 4
+    timeline = widget.locator("svg.tk-profile-timeline")
+    drawn = timeline.evaluate(
+        "(svg) => [svg.getBoundingClientRect().width, svg.viewBox.baseVal.width]"
+    )
+    assert abs(drawn[0] - drawn[1]) <= 2  # drawn at its width on the page: text is not stretched
+    line = widget.locator(".tk-memory-legend .tk-line-swatch").first.evaluate(
+        "(el) => { const s = getComputedStyle(el); return [s.height, s.borderTopWidth]; }"
+    )
+    assert line == ["0px", "2px"]  # a stroke, like the line it stands for, not a box
+    nb.screenshot("memory", widget.locator(".tk-memory"))
     first = page.locator(f'{TABLE} tbody tr[data-index="0"] td.tk-num')
     assert expected["time"] in first.all_inner_texts()  # as numbers.py writes it
     assert expected["bytes"] in first.all_inner_texts()

@@ -1,4 +1,4 @@
-/* tensorkit widgets bundle: esbuild 0.28.2, widgets/src sha256=8c31ce1cff6537d6e36af03f98a261526655e94c2556e40e74a5834e20d13aad */
+/* tensorkit widgets bundle: esbuild 0.28.2, widgets/src sha256=ca636acf8d872ab6e0620a912ccfa09dfbf5c7953ceb352d398aba649c5bb680 */
 
 // widgets/src/format.js
 function shapeText(shape) {
