@@ -12,6 +12,7 @@ import tensorkit as tk
 import tensorkit.memory as tkmem
 import tensorkit.profiler as profiler
 from tensorkit.autograd import Tape
+from tensorkit.notebook.numbers import bytes_text
 
 FORWARD = [
     "permute", "matmul", "add", "relu", "permute", "matmul", "add",
@@ -268,7 +269,7 @@ def test_plots() -> None:
     notes = [t for t in ax.texts if t.get_text().startswith("peak")]
     assert len(notes) == 1
     peak = max(e["live_bytes"] for e in p.events())
-    assert f"{peak:,}" in notes[0].get_text()
+    assert bytes_text(peak) in notes[0].get_text()
     mem.canvas.draw()
     with profiler.profile() as bare:
         tk.ones(2) * 2

@@ -24,6 +24,7 @@ from test_profiler import BACKWARD, FORWARD, run_step, small_model
 
 import tensorkit as tk
 import tensorkit.profiler as profiler
+from tensorkit.notebook.numbers import bytes_text
 from tensorkit.profiler.report import format_time
 
 GAP_MS = 10.0  # the fake GPU clock: op i starts at GAP_MS * i ...
@@ -434,8 +435,8 @@ def test_memory_timeline_draws_each_device_and_the_pools_reserved_bytes(
     assert list(lines["allocated (cpu)"].get_ydata()) == [records[1].live_bytes]
     peaks = {t.get_text() for t in ax.texts if t.get_text().startswith("peak")}
     assert peaks == {
-        f"peak {records[1].live_bytes:,} B (cpu)",
-        f"peak {max(r.live_bytes for r in records[::2]):,} B (cuda:0)",
+        f"peak {bytes_text(records[1].live_bytes)} (cpu)",
+        f"peak {bytes_text(max(r.live_bytes for r in records[::2]))} (cuda:0)",
     }
 
 

@@ -45,7 +45,8 @@ def build_profile(
 ) -> dict:
     """The profile view model of a profiler ``profile`` or of a Tape recorded inside one.
 
-    Keys: ``timing_mode``, ``total_ops``, ``has`` (which columns have data: ``gpu_time``,
+    Keys: ``timing_mode`` (how times were taken; CUDA timing is named only when an op has a
+    GPU time), ``total_ops``, ``has`` (which columns have data: ``gpu_time``,
     ``memory``, ``shapes``, ``call_sites``), ``rows`` (in op order), ``omitted`` (rows left
     out: count and host time), ``modules`` (time per module path and phase; backward ops count
     for the module of the forward op they differentiate), ``functions`` (the same per
@@ -69,13 +70,16 @@ def build_profile(
             f"got {type(source).__name__}"
         )
     _join_backward(rows)
+    has_gpu_time = any(r["gpu_time_ns"] is not None for r in rows)
+    if not has_gpu_time:  # a CPU-only run: its timing has nothing to say about CUDA
+        timing_mode = TIMING_MODE
     kept = sorted(rows, key=lambda r: r["host_time_ns"], reverse=True)[:max_rows]
     kept.sort(key=lambda r: r["index"])
     return {
         "timing_mode": timing_mode,
         "total_ops": len(rows),
         "has": {
-            "gpu_time": any(r["gpu_time_ns"] is not None for r in rows),
+            "gpu_time": has_gpu_time,
             "memory": any(r["live_bytes"] is not None for r in rows),
             "shapes": any(r["output_shapes"] is not None for r in rows),
             "call_sites": any(r["call_site"] for r in rows),

@@ -4,8 +4,10 @@
 and ``selected`` (a profiler event index, -1 for none); the front end sorts the op table,
 draws time by module, the memory timeline and the allocator's blocks. :func:`show_profile`
 puts it beside a :class:`~tensorkit.notebook.widgets.GraphWidget` of a Tape recorded in the
-same profile, the two selections linked in Python: a row selects its op's node (a backward
-op, the node of the forward op it differentiates), a node selects its op's row.
+same profile (side by side where the output is wide enough, stacked where it is not), the two
+selections linked in Python: a row selects its op's node (a backward op, the node of the
+forward op it differentiates; the graph view pans to the selected node), a node selects its
+op's row.
 """
 
 from __future__ import annotations
@@ -19,12 +21,19 @@ import ipywidgets
 import traitlets
 
 from ..autograd.tape import Tape, TapeEntry
-from ..profiler.report import format_bytes, format_time
 from .graph_model import build_graph
+from .numbers import bytes_text, time_text
 from .profile_model import MAX_ROWS, build_profile, selection_links
 from .widgets import STATIC, GraphWidget, graph_svg
 
-__all__ = ["ProfileView", "ProfileWidget", "linked_view", "profile_html", "show_profile"]
+__all__ = [
+    "ProfileView",
+    "ProfileWidget",
+    "linked_view",
+    "profile_html",
+    "show_profile",
+    "side_by_side_html",
+]
 
 
 class ProfileWidget(anywidget.AnyWidget):
@@ -50,13 +59,28 @@ class ProfileWidget(anywidget.AnyWidget):
         return _with_html(super()._repr_mimebundle_(**kwargs), profile_html(self.model))
 
 
-class ProfileView(ipywidgets.VBox):
-    """A :class:`GraphWidget` above a :class:`ProfileWidget`, their selections linked."""
+#: The flex items of the two sides (grow, shrink, basis): side by side in outputs wide enough
+#: for both bases, the graph taking 3/5 of what is left; stacked (graph first) in narrower ones.
+GRAPH_FLEX = "3 1 560px"
+PROFILE_FLEX = "2 1 420px"
+
+
+class ProfileView(ipywidgets.Box):
+    """A :class:`GraphWidget` beside a :class:`ProfileWidget` (stacked on narrow outputs),
+    their selections linked."""
 
     def __init__(
         self, graph: GraphWidget, profile: ProfileWidget, entries: Iterable[TapeEntry | dict]
     ) -> None:
-        super().__init__(children=[graph, profile])
+        row = ipywidgets.Layout(
+            display="flex", flex_flow="row wrap", align_items="flex-start", width="100%"
+        )
+        super().__init__(children=[graph, profile], layout=row)
+        self.add_class("tk-side-by-side")
+        for side, flex in ((graph, GRAPH_FLEX), (profile, PROFILE_FLEX)):
+            side.layout.flex = flex
+            side.layout.min_width = "0"
+            side.layout.margin = "0 8px 8px 0"
         self.graph = graph
         self.profile = profile
         links = selection_links(entries, (node["id"] for node in graph.graph.get("nodes", [])))
@@ -90,7 +114,7 @@ class ProfileView(ipywidgets.VBox):
             self._syncing = False
 
     def _repr_html_(self) -> str:
-        return graph_svg(self.graph.graph) + profile_html(self.profile.model)
+        return side_by_side_html(graph_svg(self.graph.graph), profile_html(self.profile.model))
 
     def _repr_mimebundle_(self, **kwargs: Any) -> Any:
         return _with_html(super()._repr_mimebundle_(**kwargs), self._repr_html_())
@@ -101,6 +125,17 @@ def _with_html(bundle: Any, text: str) -> Any:
     data, metadata = bundle if isinstance(bundle, tuple) else (bundle, None)
     data = {**data, "text/html": text}
     return data if metadata is None else (data, metadata)
+
+
+def side_by_side_html(left: str, right: str) -> str:
+    """Two HTML fragments side by side where the page is wide enough, else stacked (inline
+    styles: a static render has none of the widgets' CSS)."""
+    box = "display:flex;flex-wrap:wrap;gap:8px;align-items:flex-start"
+    side = "min-width:0;overflow:auto;flex:"
+    return (
+        f'<div class="tk-side-by-side" style="{box}"><div style="{side}{GRAPH_FLEX}">{left}</div>'
+        f'<div style="{side}{PROFILE_FLEX}">{right}</div></div>'
+    )
 
 
 def linked_view(graph: dict, profile: dict, entries: Iterable[TapeEntry | dict]) -> ProfileView:
@@ -203,14 +238,14 @@ def profile_html(model: dict) -> str:
     if omitted.get("count"):
         note = (
             f"<p class='tk-muted'>{esc(str(omitted['count']))} cheaper ops not shown "
-            f"({format_time(omitted.get('host_time_ns', 0))} host time)</p>"
+            f"({time_text(omitted.get('host_time_ns', 0))} host time)</p>"
         )
     groups = "".join(_group_table(model.get(f"{key}s", []), key) for key in ("module", "function"))
     memory = model.get("memory")
     peak = ""
     if memory:
         peak = (
-            f"<p>Peak allocated: {format_bytes(memory['peak_bytes'])} after op "
+            f"<p>Peak allocated: {bytes_text(memory['peak_bytes'])} after op "
             f"{esc(str(memory['peak_index']))}. {esc(str(memory['allocator']))}.</p>"
         )
     return (
@@ -227,8 +262,8 @@ def _group_table(groups: list[dict], key: str) -> str:
     esc = html.escape
     rows = "".join(
         f"<tr><td>{esc(str(g[key]))}</td><td class='tk-num'>{esc(str(g['count']))}</td>"
-        f"<td class='tk-num'>{format_time(g['host_ns'].get('forward', 0))}</td>"
-        f"<td class='tk-num'>{format_time(g['host_ns'].get('backward', 0))}</td></tr>"
+        f"<td class='tk-num'>{time_text(g['host_ns'].get('forward', 0))}</td>"
+        f"<td class='tk-num'>{time_text(g['host_ns'].get('backward', 0))}</td></tr>"
         for g in groups
     )
     return (
@@ -250,5 +285,5 @@ def _cell_number(key: str, value: Any) -> str:
     if value is None:
         return ""
     if key.endswith("time"):
-        return format_time(value)
-    return format_bytes(value) if key == "bytes" else str(value)
+        return time_text(value)
+    return bytes_text(value) if key == "bytes" else str(value)

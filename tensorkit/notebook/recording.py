@@ -316,9 +316,11 @@ body {{ font-family: system-ui, sans-serif; margin: 1rem; }}
 </head>
 <body>
 <h1>{title}</h1>
+<div class="tk-side-by-side">
 <div id="tk-graph"></div>
-<script type="application/json" id="tk-graph-model">{model}</script>
 {profile}
+</div>
+<script type="application/json" id="tk-graph-model">{model}</script>
 {replay}
 <script>
 (function () {{
@@ -332,8 +334,7 @@ body {{ font-family: system-ui, sans-serif; margin: 1rem; }}
 </html>
 """
 
-_PROFILE_SECTION = """<h2>Profile</h2>
-<div id="tk-profile"></div>
+_PROFILE_SECTION = """<div id="tk-profile"></div>
 <script type="application/json" id="tk-profile-model">{model}</script>
 <script type="application/json" id="tk-profile-links">{links}</script>"""
 

@@ -27,6 +27,7 @@ from ..tensor import Tensor
 from .graph_model import build_graph
 from .grouping import fold_paths
 from .layout import layer_bands
+from .numbers import measure_text, number_text
 
 __all__ = ["COLOR_MODES", "GraphWidget", "graph_svg", "show"]
 
@@ -272,8 +273,8 @@ def _legend_svg(legend: dict) -> str:
         stops = "".join(
             f'<stop offset="{w}" stop-color="{_weight_color(w)}"/>' for w in (0, 0.25, 0.5, 0.75, 1)
         )
-        low = _measure_text(legend["min"], legend["unit"])
-        high = _measure_text(legend["max"], legend["unit"])
+        low = measure_text(legend["min"], legend["unit"])
+        high = measure_text(legend["max"], legend["unit"])
         parts.append(
             f'<defs><linearGradient id="tk-legend-scale">{stops}</linearGradient></defs>'
             f'<text class="tk-legend-min" x="{x + 56}" y="{y + 11}" text-anchor="end">'
@@ -298,23 +299,6 @@ def _legend_svg(legend: dict) -> str:
         x += 24 + 7 * len(text)
     parts.append("</g>")
     return "".join(parts)
-
-
-def _measure_text(value: float, unit: str) -> str:
-    """Times (in ns) with SI prefixes, bytes in binary units, other numbers in 4 digits."""
-    if unit == "B":
-        for name in ("B", "KiB", "MiB"):
-            if abs(value) < 1024:
-                return f"{value:.4g} {name}"
-            value /= 1024
-        return f"{value:.4g} GiB"
-    if unit == "s":
-        seconds = value * 1e-9
-        for factor, prefix in ((1, ""), (1e-3, "m"), (1e-6, "µ")):
-            if abs(seconds) >= factor:
-                return f"{seconds / factor:.4g} {prefix}s"
-        return f"{value:.4g} ns"
-    return f"{value:.4g}"
 
 
 def _link_svg(link: dict, place: dict) -> str:
@@ -361,7 +345,9 @@ def _node_svg(node: dict, at: tuple[float, float], color: str | None = None) -> 
     shapes = ", ".join(_shape(s) for s in (node["shapes"]["out"] or []))
     title = f"{node['id']}: {label} -> {shapes}"
     if node.get("summary"):
-        stats = ", ".join(f"{k} {_number(node['summary'].get(k))}" for k in ("min", "max", "mean"))
+        stats = ", ".join(
+            f"{k} {number_text(node['summary'].get(k))}" for k in ("min", "max", "mean")
+        )
         title += f"\n{stats}"
     fill, stroke = ("#e8f0fb", "#4a6fa5") if op_like else ("#eef7ee", "#5b8c5a")
     if node.get("band"):
@@ -387,10 +373,6 @@ def _label(node: dict) -> str:
     if node["kind"] == "tensor":
         return "param" if node.get("requires_grad") else "tensor"
     return node["op"] or node.get("grad_fn") or node["kind"]
-
-
-def _number(value: Any) -> str:
-    return f"{value:.4g}" if isinstance(value, float | int) else str(value)
 
 
 def _shape(shape: list | None) -> str:

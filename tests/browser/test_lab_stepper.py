@@ -3,9 +3,9 @@ to the nodes Python's BackwardStepper visits, and the panel shows the gradients 
 
 from __future__ import annotations
 
-import math
-
 import pytest
+
+from tensorkit.notebook.numbers import number_text
 
 pytestmark = [pytest.mark.browser, pytest.mark.xdist_group("browser")]
 
@@ -50,11 +50,9 @@ STEPPER = ".tk-stepper-widget"
 
 
 def _shows_rounded(text: str, value: float) -> bool:
-    """Whether ``text`` is ``value`` to the widget's 4 significant digits."""
-    if value == 0:
-        return float(text) == 0
-    half_unit = 0.5 * 10 ** (math.floor(math.log10(abs(value))) - 3)
-    return abs(float(text) - value) <= half_unit * (1 + 1e-9)
+    """Whether ``text`` is ``value`` as the workbench writes numbers (3 significant digits:
+    tensorkit.notebook.numbers, the twin of the widgets' format.js)."""
+    return text == number_text(value)
 
 
 def _check_step(page, expect, step: dict) -> None:

@@ -12,14 +12,11 @@ from harness import create_graph_tape
 
 import tensorkit as tk
 from tensorkit.notebook import BackwardStepper
+from tensorkit.notebook.numbers import number_text
 
 pytestmark = [pytest.mark.browser, pytest.mark.xdist_group("browser")]
 
 STATIC = Path(__file__).resolve().parents[2] / "tensorkit" / "notebook" / "static"
-
-
-def _number(value: float) -> str:
-    return str(int(value)) if float(value).is_integer() else f"{value:.4g}"
 
 
 def test_html_page_replays_steps(browser: Any, tmp_path: Path) -> None:
@@ -50,7 +47,7 @@ def test_html_page_replays_steps(browser: Any, tmp_path: Path) -> None:
         cells = widget.locator(".tk-step .tk-values td").all_text_contents()
         incoming = second["grads_in"][0]["values"]
         produced = [v for g in second["grads_out"] if g["grad"] for v in g["grad"]["values"]]
-        assert cells == [_number(v) for v in incoming + produced]
+        assert cells == [number_text(v) for v in incoming + produced]
         widget.focus()
         page.keyboard.press("r")
         assert widget.locator(".tk-status").text_content() == f"step 0 / {stepper.total_steps}"

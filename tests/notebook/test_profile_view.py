@@ -13,7 +13,9 @@ import pytest
 import tensorkit as tk
 from tensorkit.autograd import Tape
 from tensorkit.notebook import build_graph
+from tensorkit.notebook.numbers import bytes_text, time_text
 from tensorkit.notebook.profile_model import block_view, build_profile, selection_links
+from tensorkit.profiler.events import TIMING_MODE
 
 
 def _run(profiled: bool = True) -> tuple[Any, Tape]:
@@ -51,7 +53,8 @@ def test_rows_follow_the_records(run: tuple[Any, Tape]) -> None:
     assert rows[1]["name"] == "matmul" and rows[1]["input_shapes"] == [[3, 4], [4, 8]]
     assert rows[1]["output_dtypes"] == ["float32"] and rows[1]["alloc_bytes"] == 3 * 8 * 4
     assert "test_profile_view.py" in rows[1]["call_site"]
-    assert model["timing_mode"] == prof.timing_mode
+    assert model["timing_mode"] == TIMING_MODE  # a CPU-only run: nothing about CUDA
+    assert "cuda" not in model["timing_mode"].lower() and "cuda" in prof.timing_mode.lower()
     json.dumps(model, allow_nan=False)  # plain data
 
 
@@ -303,7 +306,11 @@ def test_widget_traits_and_static_html(run: tuple[Any, Tape], widgets: Any) -> N
     assert {"name", "phase", "host_time", "bytes"} <= set(keys) and "gpu_time" not in keys
     first = re.search(r'<tr data-index="1">(.*?)</tr>', page)[1]
     assert f'data-value="{prof.records[1].duration_ns}"' in first and "matmul" in first
-    assert html.escape(prof.timing_mode) in page
+    assert f">{time_text(prof.records[1].duration_ns)}</td>" in first  # the workbench's units
+    assert f">{bytes_text(prof.records[1].alloc_bytes)}</td>" in first
+    assert html.escape(TIMING_MODE) in page and "cuda" not in page.lower()
+    peak = max(r.live_bytes for r in prof.records)
+    assert f"Peak allocated: {bytes_text(peak)} after op" in page
 
 
 def test_static_html_escapes_text(widgets: Any) -> None:
@@ -325,6 +332,8 @@ def test_selection_is_linked_both_ways(run: tuple[Any, Tape], widgets: Any) -> N
     assert isinstance(view, widgets.ProfileView)
     assert isinstance(view.graph, widgets.GraphWidget) and view.graph.graph == build_graph(tape)
     assert view.children == (view.graph, view.profile)
+    assert view.layout.flex_flow == "row wrap"  # side by side, stacking when narrow
+    assert (view.graph.layout.flex, view.profile.layout.flex) == ("3 1 560px", "2 1 420px")
     relu_entry, relu_index = _index(tape, "relu")
     view.profile.selected = relu_index
     assert view.graph.selected == f"op{relu_entry}"
@@ -339,8 +348,9 @@ def test_selection_is_linked_both_ways(run: tuple[Any, Tape], widgets: Any) -> N
     view.profile.selected = matmul_index
     view.profile.selected = -1
     assert view.graph.selected == ""
-    html = _html(view._repr_mimebundle_())
-    assert "<svg" in html and "tk-profile-table" in html
+    page = _html(view._repr_mimebundle_())
+    assert page.startswith('<div class="tk-side-by-side" style="display:flex;flex-wrap:wrap')
+    assert page.index("<svg") < page.index("tk-profile-table")  # the graph first (left)
 
 
 def test_graph_with_backward_selects_backward_nodes(run: tuple[Any, Tape], widgets: Any) -> None:

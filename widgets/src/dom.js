@@ -5,7 +5,9 @@
 
 import {
   COLOR_MODES,
+  callSiteText,
   MEASURES,
+  NO_DATA_COLOR,
   measureText,
   nodeLabel,
   nodeMeasure,
@@ -74,7 +76,9 @@ export function payloadView(payload) {
 }
 
 /**
- * Definition-list rows describing a graph node: kind, shapes, dtypes, call site, summary.
+ * The node details panel: a two-column grid of keys and values (kind, shapes, dtypes, call
+ * site, summary, measures). Plain divs under the widget's own classes, so that a host's rules
+ * for dl/dt/dd (JupyterLab's output area has some) cannot rearrange it.
  * @param {object|null} node
  * @returns {HTMLElement}
  */
@@ -91,7 +95,7 @@ export function nodeDetails(node) {
     ["device", node.device],
     ["module", node.module],
     ["in", scopesText(node)],
-    ["call site", node.call_site],
+    ["call site", callSiteText(node)],
     ["values", summaryText(node.summary)],
     ...MEASURES.map((mode) => {
       const { label, unit } = COLOR_MODES[mode];
@@ -100,30 +104,56 @@ export function nodeDetails(node) {
     }),
   ].filter(([, value]) => value);
   return h(
-    "dl",
-    { class: "tk-details" },
-    rows.flatMap(([key, value]) => [h("dt", { text: key }), h("dd", { text: value })]),
+    "div",
+    { class: "tk-details", role: "list" },
+    rows.map(([key, value]) =>
+      h("div", { class: "tk-details-row", role: "listitem" }, [
+        h("span", { class: "tk-details-key", text: key }),
+        h("span", { class: "tk-details-value", text: value }),
+      ]),
+    ),
   );
+}
+
+/** The node kinds' colours, as the graph draws them when no measure colours the nodes. */
+export const NODE_KINDS = [
+  ["op", "tk-swatch-op"],
+  ["input / parameter", "tk-swatch-tensor"],
+  ["folded group", "tk-swatch-group"],
+  ["gradient op", "tk-swatch-backward"],
+  ["selected", "tk-swatch-selected"],
+];
+
+/**
+ * A legend entry: a swatch (coloured by `color`, or by the CSS class `swatchClass`) and text.
+ * @param {{color?: string, swatchClass?: string}} look
+ * @param {string} text
+ * @returns {HTMLElement}
+ */
+export function legendItem({ color, swatchClass }, text) {
+  const swatch = h("span", {
+    class: `tk-swatch${swatchClass ? ` ${swatchClass}` : ""}`,
+    style: color ? `background: ${color}` : null,
+  });
+  return h("span", { class: "tk-legend-item" }, [swatch, text]);
 }
 
 /**
  * The colour legend (see format.js nodeColors): a colour bar between the smallest and
  * largest value with units ("log" when the scale is logarithmic) or, for NaN/inf, swatches;
- * and a "no data" swatch. Empty for no legend.
+ * and a "no data" swatch. Without a legend (colouring "none"), the node kinds' colours.
  * @param {object|null} legend
  * @returns {HTMLElement}
  */
 export function legendView(legend) {
   const box = h("div", { class: "tk-legend" });
-  if (!legend) return box;
-  const swatch = (color, text) =>
-    h("span", { class: "tk-legend-item" }, [
-      h("span", { class: "tk-swatch", style: `background: ${color}` }),
-      text,
-    ]);
+  if (!legend) {
+    box.append(...NODE_KINDS.map(([text, swatchClass]) => legendItem({ swatchClass }, text)));
+    return box;
+  }
   box.append(h("span", { class: "tk-legend-title", text: legend.label }));
   if (legend.swatches) {
-    box.append(...legend.swatches.map(([text, color]) => swatch(color, text)));
+    box.append(...legend.swatches.map(([text, color]) => legendItem({ color }, text)));
     return box;
   }
   if (legend.max === undefined) {
@@ -137,7 +167,9 @@ export function legendView(legend) {
     h("span", { class: "tk-legend-max", text: measureText(legend.max, legend.unit) }),
   );
   if (legend.log) box.append(h("span", { class: "tk-muted", text: "(log scale)" }));
-  if (legend.missing) box.append(swatch("#eeeeee", `no data (${legend.missing})`));
+  if (legend.missing) {
+    box.append(legendItem({ color: NO_DATA_COLOR }, `no data (${legend.missing})`));
+  }
   return box;
 }
 

@@ -12,15 +12,27 @@ export function shapeText(shape) {
   return shape.length ? shape.join("x") : "scalar";
 }
 
+/** Significant digits of every number the workbench shows. */
+export const DIGITS = 3;
+
 /**
- * A number in at most 4 significant digits; strings ("nan", "inf") pass through.
- * @param {number|string} value
+ * A number in `DIGITS` significant digits, trailing zeros dropped ("0.123", "1.5", "12300");
+ * integers stay exact ("12345": counts are never rounded); "nan", "inf" and "-inf" for
+ * non-finite numbers; strings (a payload's "nan") pass through; "" for null.
+ * @param {number|string|null|undefined} value
  * @returns {string}
  */
 export function numberText(value) {
+  if (value == null) return "";
   if (typeof value !== "number") return String(value);
-  if (Number.isInteger(value)) return String(value);
-  return Number(value.toPrecision(4)).toString();
+  if (Number.isNaN(value)) return "nan";
+  if (!Number.isFinite(value)) return value > 0 ? "inf" : "-inf";
+  if (Number.isInteger(value) && Math.abs(value) < 1e21) return String(value);
+  const rounded = Number(value.toPrecision(DIGITS));
+  if (rounded === 0) return "0";
+  const size = Math.abs(rounded);
+  if (size >= 1e21 || size < 1e-4) return rounded.toExponential(DIGITS - 1).replace(/\.?0+e/, "e");
+  return String(rounded);
 }
 
 /**
@@ -39,12 +51,14 @@ export function summaryText(summary) {
 }
 
 /**
- * The title line of a node box: the op (or grad_fn, or kind), and for groups their size.
+ * The title line of a node box: the model's `label` where it has one (older models: the op,
+ * grad_fn or kind), and for groups their size.
  * @param {object} node
  * @returns {string}
  */
 export function nodeLabel(node) {
-  if (node.kind === "group") return `${node.module} (${node.count})`;
+  if (node.kind === "group") return `${node.label || node.module} (${node.count})`;
+  if (node.label) return node.label;
   if (node.kind === "tensor") return node.requires_grad ? "param" : "tensor";
   return node.op || node.grad_fn || node.kind;
 }
@@ -70,6 +84,18 @@ export function scopesText(node) {
 }
 
 /**
+ * Where the op was called: the call site's `display` ("cell [3], line 2") when the model
+ * gives one, else its text ("train.py:14"); "" when unknown.
+ * @param {object} node
+ * @returns {string}
+ */
+export function callSiteText(node) {
+  const site = node.call_site;
+  if (!site) return "";
+  return typeof site === "object" ? site.display || "" : String(site);
+}
+
+/**
  * The hover title: id, label, shapes, value summary, scopes, call site and the measures known.
  * @param {object} node
  * @returns {string}
@@ -79,7 +105,8 @@ export function nodeTitle(node) {
   const summary = summaryText(node.summary);
   if (summary) lines.push(summary);
   if (node.scopes && node.scopes.length) lines.push(`in ${scopesText(node)}`);
-  if (node.call_site) lines.push(node.call_site);
+  const site = callSiteText(node);
+  if (site) lines.push(site);
   const measures = measuresText(node);
   if (measures) lines.push(measures);
   return lines.join("\n");
@@ -222,38 +249,72 @@ export function nodeColors(nodes, colorBy) {
   return { colors, legend: { mode, label, unit, ...(scale || {}), stops, missing } };
 }
 
-const PREFIXES = [
-  [1e9, "G"],
-  [1e6, "M"],
-  [1e3, "k"],
-  [1, ""],
-  [1e-3, "m"],
-  [1e-6, "µ"],
-  [1e-9, "n"],
+/** Time units: the factor from nanoseconds, and the name. */
+const TIME_UNITS = [
+  [1, "ns"],
+  [1e3, "µs"],
+  [1e6, "ms"],
+  [1e9, "s"],
+];
+/** Byte units, 1024-based. */
+const BYTE_UNITS = [
+  [1, "B"],
+  [2 ** 10, "KiB"],
+  [2 ** 20, "MiB"],
+  [2 ** 30, "GiB"],
 ];
 
 /**
- * A measure with its unit: times (given in ns) as "1.5 ms", bytes as "2 KiB", plain
- * numbers (unit "") in 4 significant digits.
+ * `value` in the largest of `units` ([factor, name], ascending) that keeps it at 1 or more,
+ * in `DIGITS` significant digits; a value that rounds to 1000 moves to the next unit
+ * (999.5 ns is "1 µs"); the largest unit takes any size, in whole units from 1000 on.
+ * Non-finite values as numberText; "" for null.
+ * @param {number} value
+ * @param {[number, string][]} units
+ * @returns {string}
+ */
+function unitText(value, units) {
+  if (value == null) return "";
+  if (!Number.isFinite(value)) return numberText(value);
+  let n = 0;
+  while (n + 1 < units.length && Math.abs(value) >= units[n + 1][0]) n++;
+  let scaled = Number((value / units[n][0]).toPrecision(DIGITS));
+  if (Math.abs(scaled) >= 1000 && n + 1 < units.length) {
+    n++;
+    scaled = Number((value / units[n][0]).toPrecision(DIGITS));
+  }
+  const whole = Math.abs(scaled) >= 1000; // only in the largest unit: no rounding away digits
+  const text = whole ? String(Math.round(value / units[n][0])) : numberText(scaled);
+  return `${text} ${units[n][1]}`;
+}
+
+/**
+ * A duration given in nanoseconds: "0 ns", "850 ns", "194 µs", "1.5 ms", "12.3 s".
+ * @param {number} ns
+ * @returns {string}
+ */
+export function timeText(ns) {
+  return unitText(ns, TIME_UNITS);
+}
+
+/**
+ * A byte count in 1024-based units: "0 B", "512 B", "144 KiB", "-1.5 MiB" (freed), "2 GiB".
+ * @param {number} bytes
+ * @returns {string}
+ */
+export function bytesText(bytes) {
+  return unitText(bytes, BYTE_UNITS);
+}
+
+/**
+ * A measure with its unit: times (given in ns) as timeText, bytes as bytesText, plain
+ * numbers (unit "") as numberText.
  * @param {number} value
  * @param {string} unit "s" (value in ns), "B" or ""
  * @returns {string}
  */
 export function measureText(value, unit) {
-  if (unit === "B") {
-    const units = ["B", "KiB", "MiB", "GiB"];
-    let i = 0;
-    while (Math.abs(value) >= 1024 && i < units.length - 1) {
-      value /= 1024;
-      i++;
-    }
-    return `${numberText(value)} ${units[i]}`;
-  }
-  if (unit === "s") {
-    const seconds = value * 1e-9;
-    if (seconds === 0) return "0 s";
-    const [factor, prefix] = PREFIXES.find(([f]) => Math.abs(seconds) >= f) || PREFIXES.at(-1);
-    return `${numberText(seconds / factor)} ${prefix}s`;
-  }
+  if (unit === "s") return timeText(value);
+  if (unit === "B") return bytesText(value);
   return numberText(value);
 }

@@ -1,25 +1,28 @@
 /**
- * The profile view widget (anywidget front end): the sortable per-op table, time by module,
- * the memory timeline and the allocator's blocks. Synced traits: `model` (read) and
- * `selected` (a profiler event index, -1 for none; written on row and timeline clicks).
+ * The profile view widget (anywidget front end): the sortable per-op table, time by module
+ * and by function (bars with their phase legend), the memory timeline (with axes and a
+ * legend) and the allocator's blocks. Synced traits: `model` (read) and `selected` (a
+ * profiler event index, -1 for none; written on row and timeline clicks).
  */
 
-import { h, s } from "./dom.js";
+import { h, legendItem, s } from "./dom.js";
+import { bytesText, timeText } from "./format.js";
 import {
   blockAt,
-  bytesText,
   cellText,
   linkedIndices,
   groupBars,
   nextSort,
   sortRows,
   stateTotals,
-  timeText,
   timelineScale,
   visibleColumns,
 } from "./profile_logic.js";
 
-const TIMELINE = { width: 640, height: 120 };
+/** The memory timeline's size in pixels: its width follows the output (`width` until it is
+ * measured), the margins hold the axes' labels. */
+const TIMELINE = { width: 640, height: 150, margin: { left: 60, right: 14, top: 10, bottom: 34 } };
+const PHASES = ["forward", "backward", "optimizer"];
 /** The module name of ops outside any nn module (as tensorkit.notebook.profile_model). */
 const NO_MODULE = "(no module)";
 
@@ -81,9 +84,33 @@ function opTable(model, onSelect) {
   };
 }
 
+/** The legend of the op table's row marks. */
+function rowLegend() {
+  return h("div", { class: "tk-legend tk-row-legend" }, [
+    legendItem({ swatchClass: "tk-row-swatch-selected" }, "selected op"),
+    legendItem({ swatchClass: "tk-row-swatch-linked" }, "its forward / backward ops"),
+  ]);
+}
+
+/**
+ * The legend of the bars' colours: one swatch per phase that any group has time in.
+ * @param {object[]} groups
+ * @returns {HTMLElement}
+ */
+function phaseLegend(groups) {
+  const present = new Set(groups.flatMap((g) => Object.keys(g.host_ns || {})));
+  const items = PHASES.filter((p) => present.has(p)).map((phase) =>
+    legendItem({ swatchClass: `tk-phase-swatch-${phase}` }, phase),
+  );
+  return h("div", { class: "tk-legend tk-phase-legend" }, [
+    h("span", { class: "tk-legend-title", text: "host time" }),
+    ...items,
+  ]);
+}
+
 /**
  * Time by module path or by function (`key`), one stacked bar (forward, backward,
- * optimizer) per group; `update(name)` marks the selected op's group.
+ * optimizer) per group under the phases' legend; `update(name)` marks the selected op's group.
  */
 function groupTable(groups, key) {
   const rows = groupBars(groups || [], key).map(({ name, parts }) => {
@@ -105,8 +132,11 @@ function groupTable(groups, key) {
       h("td", { class: "tk-muted", text }),
     ]);
   });
+  const table = h("table", { class: `tk-profile-groups tk-profile-${key}s` }, [
+    h("tbody", {}, rows),
+  ]);
   return {
-    element: h("table", { class: `tk-profile-groups tk-profile-${key}s` }, [h("tbody", {}, rows)]),
+    element: h("div", {}, [phaseLegend(groups || []), table]),
     update(selected) {
       for (const tr of rows) {
         tr.classList.toggle("tk-group-of-selected", tr.dataset.group === selected);
@@ -115,49 +145,124 @@ function groupTable(groups, key) {
   };
 }
 
-/** The memory timeline; `onSelect(index)` on a click. `update(selected)` moves the marker. */
-function timeline(memory, onSelect) {
-  const { width, height } = TIMELINE;
-  const scale = timelineScale(memory, width, height);
-  const marker = s("line", { class: "tk-profile-marker", y1: 0, y2: height, visibility: "hidden" });
-  const children = [
-    s("path", { class: "tk-mem-reserved", d: scale.paths.reserved }),
-    s("path", { class: "tk-mem-peak", d: scale.paths.peak }),
-    s("path", { class: "tk-mem-allocated", d: scale.paths.allocated }),
-    marker,
-  ];
-  if (memory.backward_start != null) {
-    const x = scale.x(memory.backward_start);
-    children.push(s("line", { class: "tk-mem-backward", x1: x, x2: x, y1: 0, y2: height }));
-  }
-  const svg = s(
-    "svg",
-    {
-      class: "tk-profile-timeline",
-      viewBox: `0 0 ${width} ${height}`,
-      preserveAspectRatio: "none",
-    },
-    children,
+/** The timeline's axes: bytes on the left (grid lines at each tick), op index below. */
+function timelineAxes(scale, width, height) {
+  const yAxis = s(
+    "g",
+    { class: "tk-axis tk-axis-y" },
+    scale.yTicks.flatMap((tick, n) => {
+      const y = scale.y(tick).toFixed(1);
+      const text = scale.yLabels[n];
+      return [
+        s("line", { class: "tk-grid", x1: 0, x2: width, y1: y, y2: y }),
+        s("text", { x: -6, y, dy: "0.32em", "text-anchor": "end", text }),
+      ];
+    }),
   );
+  const xAxis = s("g", { class: "tk-axis tk-axis-x", transform: `translate(0,${height})` }, [
+    s("line", { x1: 0, x2: width, y1: 0, y2: 0 }),
+    ...scale.xTicks.flatMap((tick) => {
+      const x = scale.x(tick).toFixed(1);
+      return [
+        s("line", { x1: x, x2: x, y1: 0, y2: 4 }),
+        s("text", { x, y: 15, "text-anchor": "middle", text: String(tick) }),
+      ];
+    }),
+    s("text", {
+      class: "tk-axis-title",
+      x: width / 2,
+      y: 29,
+      "text-anchor": "middle",
+      text: "op index",
+    }),
+  ]);
+  return [yAxis, xAxis];
+}
+
+/** The timeline's legend: the lines drawn, then the peak and what a point covers. */
+function timelineLegend(memory) {
+  const line = (kind, text) =>
+    legendItem({ swatchClass: `tk-line-swatch tk-line-swatch-${kind}` }, text);
+  const device = memory.device && memory.device !== "cpu" ? ` on ${memory.device}` : "";
+  return h("div", { class: "tk-legend tk-memory-legend" }, [
+    line("allocated", `allocated${device}`),
+    memory.caching ? line("reserved", "reserved (allocator pool)") : "",
+    line("peak", "peak so far"),
+    memory.backward_start != null
+      ? line("backward", `backward starts (op ${memory.backward_start})`)
+      : "",
+    line("marker", "selected op"),
+    h("span", {
+      class: "tk-muted",
+      text:
+        `peak ${bytesText(memory.peak_bytes)} after op ${memory.peak_index}` +
+        (memory.stride > 1 ? ` · each point covers ${memory.stride} ops (their largest)` : ""),
+    }),
+  ]);
+}
+
+/**
+ * The memory timeline, as wide as its output (redrawn when that changes); `onSelect(index)`
+ * on a click. `update(selected)` moves the marker; `dispose()` stops watching the width.
+ */
+function timeline(memory, onSelect) {
+  const { height, margin } = TIMELINE;
+  const plotHeight = height - margin.top - margin.bottom;
+  const svg = s("svg", { class: "tk-profile-timeline", height });
+  let selected = -1;
+  let scale = null;
+  let width = 0;
+  const draw = (outer) => {
+    width = Math.max(120, outer) - margin.left - margin.right;
+    scale = timelineScale(memory, width, plotHeight);
+    const children = [...timelineAxes(scale, width, plotHeight)];
+    if (memory.caching) {
+      children.push(s("path", { class: "tk-mem-reserved", d: scale.paths.reserved }));
+    }
+    children.push(
+      s("path", { class: "tk-mem-peak", d: scale.paths.peak }),
+      s("path", { class: "tk-mem-allocated", d: scale.paths.allocated }),
+    );
+    if (memory.backward_start != null) {
+      const x = scale.x(memory.backward_start);
+      children.push(s("line", { class: "tk-mem-backward", x1: x, x2: x, y1: 0, y2: plotHeight }));
+    }
+    if (selected >= 0) {
+      const x = scale.x(selected);
+      children.push(s("line", { class: "tk-profile-marker", x1: x, x2: x, y1: 0, y2: plotHeight }));
+    }
+    svg.setAttribute("viewBox", `0 0 ${width + margin.left + margin.right} ${height}`);
+    svg.replaceChildren(
+      s("g", { class: "tk-plot", transform: `translate(${margin.left},${margin.top})` }, children),
+    );
+  };
   svg.addEventListener("click", (event) => {
     const box = svg.getBoundingClientRect();
-    if (box.width) onSelect(scale.indexAt(((event.clientX - box.left) / box.width) * width));
+    const px = event.clientX - box.left - margin.left;
+    if (scale && px >= 0 && px <= width) onSelect(scale.indexAt(px));
   });
-  const legend = h("div", { class: "tk-muted" }, [
-    `allocated (blue), reserved (grey), peak (red) · peak ${bytesText(memory.peak_bytes)}`,
-    ` after op ${memory.peak_index} · top of scale ${bytesText(scale.top)}`,
-    memory.backward_start != null ? ` · backward starts at op ${memory.backward_start}` : "",
-    memory.stride > 1 ? ` · every ${memory.stride} ops per point` : "",
+  const element = h("div", { class: "tk-memory" }, [
+    svg,
+    timelineLegend(memory),
+    h("div", { class: "tk-muted", text: memory.allocator }),
   ]);
+  draw(TIMELINE.width);
+  let observer = null;
+  if (typeof ResizeObserver !== "undefined") {
+    observer = new ResizeObserver(() => {
+      const outer = Math.round(element.clientWidth);
+      if (outer && outer !== width + margin.left + margin.right) draw(outer);
+    });
+    observer.observe(element);
+  }
   return {
-    element: h("div", {}, [svg, legend, h("div", { class: "tk-muted", text: memory.allocator })]),
-    update(selected) {
-      const visible = selected >= 0;
-      marker.setAttribute("visibility", visible ? "visible" : "hidden");
-      if (visible) {
-        marker.setAttribute("x1", scale.x(selected));
-        marker.setAttribute("x2", scale.x(selected));
-      }
+    element,
+    update(index) {
+      selected = index;
+      draw(width + margin.left + margin.right);
+    },
+    dispose() {
+      if (observer) observer.disconnect();
     },
   };
 }
@@ -190,7 +295,16 @@ function blockView(view) {
   };
   slider.addEventListener("input", draw);
   draw();
-  return h("div", {}, [h("div", { class: "tk-toolbar" }, [slider, label]), strip]);
+  const legend = h(
+    "div",
+    { class: "tk-legend" },
+    [
+      ["in_use", "in use"],
+      ["cached", "cached (free, still reserved)"],
+      ["returned", "returned to the device"],
+    ].map(([state, text]) => legendItem({ swatchClass: `tk-block-swatch-${state}` }, text)),
+  );
+  return h("div", {}, [h("div", { class: "tk-toolbar" }, [slider, label]), legend, strip]);
 }
 
 /**
@@ -236,7 +350,7 @@ function render({ model, el }) {
         h("span", { text: summary }),
         h("span", { class: "tk-status", text: `timing: ${data.timing_mode || "?"}` }),
       ]),
-      section("Ops (click a header to sort, a row to select)", [table.element]),
+      section("Ops (click a header to sort, a row to select)", [rowLegend(), table.element]),
       section("Time by module", [modules.element]),
       section("Time by function (conv2d, linear, ... with their ops; other ops by name)", [
         functions.element,
@@ -244,6 +358,7 @@ function render({ model, el }) {
       memory ? section("Memory", [memory.element]) : "",
       data.blocks ? section("Allocator blocks", [blockView(data.blocks)]) : "",
     );
+    if (parts && parts.timeline) parts.timeline.dispose();
     parts = { rows, table, modules, functions, timeline: memory };
     mark(false);
   };
@@ -254,6 +369,7 @@ function render({ model, el }) {
   return () => {
     model.off("change:model", build);
     model.off("change:selected", onSelected);
+    if (parts && parts.timeline) parts.timeline.dispose();
     root.remove();
   };
 }

@@ -1,36 +1,10 @@
 /**
- * The profile view's pure logic: table columns and sorting, time and byte text, rows linked
- * to a selection, the memory timeline's scales and paths, and allocator block states.
+ * The profile view's pure logic: table columns and sorting, rows linked to a selection, the
+ * memory timeline's scales, axes and paths, and allocator block states. Times and bytes are
+ * written by format.js, as everywhere in the workbench.
  */
 
-import { shapeText } from "./format.js";
-
-/**
- * Time in PyTorch's style (as tensorkit.profiler.report.format_time): us below 1 ms, then ms, s.
- * @param {number} ns
- * @returns {string}
- */
-export function timeText(ns) {
-  if (ns >= 1e9) return `${(ns / 1e9).toFixed(3)}s`;
-  if (ns >= 1e6) return `${(ns / 1e6).toFixed(3)}ms`;
-  return `${(ns / 1e3).toFixed(3)}us`;
-}
-
-/**
- * Bytes as b / Kb / Mb / Gb, 1024-based (as tensorkit.profiler.report.format_bytes).
- * @param {number} n
- * @returns {string}
- */
-export function bytesText(n) {
-  for (const [unit, size] of [
-    ["Gb", 2 ** 30],
-    ["Mb", 2 ** 20],
-    ["Kb", 2 ** 10],
-  ]) {
-    if (Math.abs(n) >= size) return `${(n / size).toFixed(2)} ${unit}`;
-  }
-  return `${n} b`;
-}
+import { bytesText, numberText, shapeText, timeText } from "./format.js";
 
 const shapeList = (shapes) => (shapes || []).map(shapeText).join(", ");
 
@@ -154,13 +128,68 @@ export function linkedIndices(rows, selected) {
 }
 
 /**
- * Scales and SVG paths of the memory timeline in a `width` x `height` box: step lines of
- * allocated, reserved and peak bytes over the op index.
+ * The smallest step of 1, 2 or 5 times a power of ten that cuts `span` into at most `count`
+ * parts.
+ * @param {number} span
+ * @param {number} count
+ * @returns {number}
+ */
+export function niceStep(span, count) {
+  if (!(span > 0)) return 1;
+  const raw = span / count;
+  const power = 10 ** Math.floor(Math.log10(raw));
+  const step = [1, 2, 5, 10].map((m) => m * power).find((m) => m >= raw * (1 - 1e-12));
+  return step;
+}
+
+/**
+ * Ticks of the op-index axis from `first` to `last`: whole indices, at most `count` + 1.
+ * @param {number} first
+ * @param {number} last
+ * @param {number} [count]
+ * @returns {number[]}
+ */
+export function indexTicks(first, last, count = 6) {
+  const step = Math.max(1, niceStep(last - first, count));
+  const ticks = [];
+  for (let t = Math.ceil(first / step) * step; t <= last; t += step) ticks.push(t);
+  return ticks;
+}
+
+const BYTE_UNIT_NAMES = ["B", "KiB", "MiB", "GiB"];
+
+/**
+ * The bytes axis up to `max`: steps of 1, 2 or 5 in the binary unit (B, KiB, MiB, GiB) of
+ * `max` (whole bytes below 1 KiB), labelled in that one unit ("0 MiB", "0.5 MiB", "1 MiB");
+ * `top` is the last tick (at least 1).
+ * @param {number} max
+ * @param {number} [count]
+ * @returns {{top: number, ticks: number[], labels: string[]}}
+ */
+export function byteTicks(max, count = 4) {
+  const top = Math.max(1, max);
+  let power = 0;
+  while (1024 ** (power + 1) <= top && power < BYTE_UNIT_NAMES.length - 1) power++;
+  const unit = 1024 ** power;
+  const step = power ? niceStep(top / unit, count) : Math.max(1, niceStep(top, count));
+  const ticks = [];
+  for (let n = 0; n * step * unit < top * (1 - 1e-12); n++) ticks.push(n * step);
+  ticks.push(ticks.length * step);
+  const labels = ticks.map((t) => `${numberText(t)} ${BYTE_UNIT_NAMES[power]}`);
+  return { top: ticks[ticks.length - 1] * unit, ticks: ticks.map((t) => t * unit), labels };
+}
+
+/**
+ * Scales, axes and SVG paths of the memory timeline in a `width` x `height` plot area: step
+ * lines of allocated, reserved and peak bytes over the op index; the bytes axis runs from 0
+ * to its last tick.
  * @param {object} memory the model's `memory`
  * @param {number} width
  * @param {number} height
  * @returns {{x: (i: number) => number, y: (b: number) => number, top: number,
- *   paths: {allocated: string, reserved: string, peak: string}, indexAt: (px: number) => number}}
+ *   xTicks: number[], yTicks: number[], yLabels: string[],
+ *   paths: {allocated: string, reserved: string, peak: string},
+ *   indexAt: (px: number) => number}}
  */
 export function timelineScale(memory, width, height) {
   const index = memory.index;
@@ -168,7 +197,8 @@ export function timelineScale(memory, width, height) {
   const last = index.length ? index[index.length - 1] + (memory.stride || 1) : 1;
   const span = Math.max(1, last - first);
   const values = ["allocated", "reserved", "peak"].flatMap((k) => memory[k] || []);
-  const top = Math.max(1, ...values.filter((v) => v != null));
+  const axis = byteTicks(Math.max(0, ...values.filter((v) => v != null)));
+  const top = axis.top;
   const x = (i) => ((i - first) / span) * width;
   const y = (b) => height - (b / top) * height;
   const path = (series) => {
@@ -198,7 +228,8 @@ export function timelineScale(memory, width, height) {
     reserved: path(memory.reserved || []),
     peak: path(memory.peak || []),
   };
-  return { x, y, top, paths, indexAt };
+  const xTicks = indexTicks(first, last - (memory.stride || 1));
+  return { x, y, top, xTicks, yTicks: axis.ticks, yLabels: axis.labels, paths, indexAt };
 }
 
 /**

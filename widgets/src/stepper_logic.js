@@ -249,21 +249,8 @@ export function graphCheckText(report) {
   return `all ${report.checked} checked nodes agree${skipped}`;
 }
 
-/**
- * A byte count as text: "12 B", "1.5 KiB", "3 MiB".
- * @param {number} bytes
- * @returns {string}
- */
-export function bytesText(bytes) {
-  const units = ["B", "KiB", "MiB", "GiB"];
-  let value = bytes;
-  let unit = 0;
-  while (value >= 1024 && unit < units.length - 1) {
-    value /= 1024;
-    unit += 1;
-  }
-  return `${numberText(unit ? Number(value.toFixed(1)) : value)} ${units[unit]}`;
-}
+/** Byte counts as the whole workbench writes them ("12 B", "1.5 KiB", "3 MiB"). */
+export { bytesText } from "./format.js";
 
 /**
  * The nodes (not folded groups) in the order the backward pass runs them, from the loss back

@@ -1,8 +1,12 @@
 import assert from "node:assert/strict";
+import { readFileSync } from "node:fs";
 import { test } from "node:test";
 
 import {
   LOG_SPAN,
+  bytesText,
+  callSiteText,
+  timeText,
   NO_DATA_COLOR,
   colorMode,
   colorScale,
@@ -21,16 +25,44 @@ import {
   weightColor,
 } from "../src/format.js";
 
+/** The cases numbers.py is tested on too (tests/notebook/test_numbers.py). */
+const CASES = JSON.parse(readFileSync(new URL("./number_cases.json", import.meta.url)));
+const NON_FINITE = { nan: NaN, inf: Infinity, "-inf": -Infinity };
+
+test("the shared number cases: numberText, timeText and bytesText", () => {
+  for (const [name, format] of [
+    ["number", numberText],
+    ["time", timeText],
+    ["bytes", bytesText],
+  ]) {
+    for (const [value, text] of CASES[name]) {
+      const number = typeof value === "string" ? NON_FINITE[value] : value;
+      assert.equal(format(number), text, `${name} of ${value}`);
+    }
+  }
+});
+
 test("shapeText", () => {
   assert.equal(shapeText([2, 3]), "2x3");
   assert.equal(shapeText([]), "scalar");
   assert.equal(shapeText(null), "?");
 });
 
-test("numberText keeps 4 significant digits and passes labels through", () => {
-  assert.equal(numberText(3.14159265), "3.142");
+test("numberText keeps 3 significant digits, integers whole, labels passed through", () => {
+  assert.equal(numberText(3.14159265), "3.14");
+  assert.equal(numberText(0.0012345), "0.00123");
+  assert.equal(numberText(-2.71828), "-2.72");
+  assert.equal(numberText(12345.6), "12300");
+  assert.equal(numberText(12345), "12345");
   assert.equal(numberText(7), "7");
+  assert.equal(numberText(0), "0");
+  assert.equal(numberText(-1e-9), "-1e-9");
+  assert.equal(numberText(1.23456e-7), "1.23e-7");
+  assert.equal(numberText(NaN), "nan");
+  assert.equal(numberText(Infinity), "inf");
+  assert.equal(numberText(-Infinity), "-inf");
   assert.equal(numberText("nan"), "nan");
+  assert.equal(numberText(null), "");
 });
 
 test("summaryText lists statistics and non-finite counts", () => {
@@ -113,14 +145,53 @@ test("weightColor runs from green to red", () => {
   assert.equal(weightColor(1), "hsl(0, 70%, 80%)");
 });
 
-test("measureText writes times with SI prefixes and bytes in binary units", () => {
-  assert.equal(measureText(1_500_000, "s"), "1.5 ms");
-  assert.equal(measureText(250, "s"), "250 ns");
-  assert.equal(measureText(2.5e9, "s"), "2.5 s");
-  assert.equal(measureText(0, "s"), "0 s");
+test("timeText: ns, µs, ms, s in 3 significant digits; 999.5 rounds up a unit", () => {
+  assert.equal(timeText(0), "0 ns");
+  assert.equal(timeText(250), "250 ns");
+  assert.equal(timeText(999.4), "999 ns");
+  assert.equal(timeText(999.5), "1 µs");
+  assert.equal(timeText(193_574), "194 µs");
+  assert.equal(timeText(999_500), "1 ms");
+  assert.equal(timeText(1_500_000), "1.5 ms");
+  assert.equal(timeText(2.5e9), "2.5 s");
+  assert.equal(timeText(4321e9), "4321 s");
+  assert.equal(timeText(-2000), "-2 µs");
+  assert.equal(timeText(NaN), "nan");
+  assert.equal(timeText(null), "");
+});
+
+test("bytesText: B, KiB, MiB, GiB (1024-based); negatives for freed bytes", () => {
+  assert.equal(bytesText(0), "0 B");
+  assert.equal(bytesText(100), "100 B");
+  assert.equal(bytesText(999), "999 B");
+  assert.equal(bytesText(1000), "0.977 KiB");
+  assert.equal(bytesText(144 * 1024), "144 KiB");
+  assert.equal(bytesText(999.5 * 1024), "0.976 MiB");
+  assert.equal(bytesText(1.5 * 2 ** 20), "1.5 MiB");
+  assert.equal(bytesText(-1536), "-1.5 KiB");
+  assert.equal(bytesText(3 * 2 ** 30), "3 GiB");
+  assert.equal(bytesText(2048 * 2 ** 30), "2048 GiB");
+  assert.equal(bytesText(NaN), "nan");
+});
+
+test("measureText picks the formatter by unit", () => {
+  assert.equal(measureText(1_500_000, "s"), timeText(1_500_000));
   assert.equal(measureText(2048, "B"), "2 KiB");
-  assert.equal(measureText(100, "B"), "100 B");
-  assert.equal(measureText(0.123456, ""), "0.1235");
+  assert.equal(measureText(0.123456, ""), "0.123");
+});
+
+test("callSiteText reads the model's display text or the plain site", () => {
+  assert.equal(callSiteText({ call_site: { display: "cell [3], line 2", file: "x" } }),
+    "cell [3], line 2");
+  assert.equal(callSiteText({ call_site: "train.py:14" }), "train.py:14");
+  assert.equal(callSiteText({}), "");
+});
+
+test("nodeLabel prefers the model's label", () => {
+  assert.equal(nodeLabel({ kind: "tensor", label: "x" }), "x");
+  assert.equal(nodeLabel({ kind: "op", op: "linear", label: "linear" }), "linear");
+  assert.equal(nodeLabel({ kind: "group", label: "Conv2d · c1", module: "c1", count: 4 }),
+    "Conv2d · c1 (4)");
 });
 
 test("nodeTitle ends with the node's measures", () => {

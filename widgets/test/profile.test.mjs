@@ -4,14 +4,15 @@ import { test } from "node:test";
 import {
   COLUMNS,
   blockAt,
-  bytesText,
+  byteTicks,
   cellText,
+  indexTicks,
   linkedIndices,
   groupBars,
   nextSort,
+  niceStep,
   sortRows,
   stateTotals,
-  timeText,
   timelineScale,
   visibleColumns,
 } from "../src/profile_logic.js";
@@ -33,13 +34,24 @@ const ROWS = [
   row(3, "Add", "backward", 1, 900, 4),
 ];
 
-test("timeText and bytesText match the Python report's units", () => {
-  assert.equal(timeText(1500), "1.500us");
-  assert.equal(timeText(2_500_000), "2.500ms");
-  assert.equal(timeText(3e9), "3.000s");
-  assert.equal(bytesText(512), "512 b");
-  assert.equal(bytesText(1536), "1.50 Kb");
-  assert.equal(bytesText(3 * 2 ** 20), "3.00 Mb");
+test("niceStep, indexTicks and byteTicks give round axis ticks", () => {
+  assert.equal(niceStep(10, 5), 2);
+  assert.equal(niceStep(7, 5), 2);
+  assert.equal(niceStep(0.3, 4), 0.1);
+  assert.equal(niceStep(100, 4), 50);
+  assert.deepEqual(indexTicks(0, 10), [0, 2, 4, 6, 8, 10]);
+  assert.deepEqual(indexTicks(0, 3), [0, 1, 2, 3]);
+  assert.deepEqual(indexTicks(5, 7), [5, 6, 7]);
+  const bytes = byteTicks(200);
+  assert.deepEqual(bytes.ticks, [0, 50, 100, 150, 200]);
+  assert.equal(bytes.top, 200);
+  assert.deepEqual(bytes.labels, ["0 B", "50 B", "100 B", "150 B", "200 B"]);
+  const mib = byteTicks(1.4 * 2 ** 20);
+  assert.deepEqual(mib.labels, ["0 MiB", "0.5 MiB", "1 MiB", "1.5 MiB"]);
+  assert.deepEqual(mib.ticks, [0, 0.5, 1, 1.5].map((t) => t * 2 ** 20));
+  assert.equal(mib.top, 1.5 * 2 ** 20);
+  assert.equal(byteTicks(2 ** 20).top, 2 ** 20); // a round maximum is the top tick
+  assert.deepEqual(byteTicks(0).ticks, [0, 1]);
 });
 
 test("nextSort: numbers start descending, text ascending, a second click reverses", () => {
@@ -65,7 +77,8 @@ test("visibleColumns hides columns without data; cellText formats", () => {
   assert.deepEqual(keys({}), ["index", "name", "phase", "module", "host_time"]);
   assert.ok(keys({ gpu_time: true, memory: true }).includes("gpu_time"));
   assert.ok(keys({ memory: true }).includes("bytes"));
-  assert.equal(cellText(column("host_time"), ROWS[0]), "0.300us");
+  assert.equal(cellText(column("host_time"), ROWS[0]), "300 ns");
+  assert.equal(cellText(column("bytes"), ROWS[0]), "96 B");
   assert.equal(cellText(column("bytes"), ROWS[1]), "");
   const shapes = { input_shapes: [[2, 3], null], output_shapes: [[]] };
   assert.equal(cellText(column("shapes"), shapes), "2x3, ? -> scalar");
@@ -88,6 +101,8 @@ test("timelineScale maps op index and bytes into the box, as step paths", () => 
   };
   const scale = timelineScale(memory, 400, 100);
   assert.equal(scale.top, 200);
+  assert.deepEqual(scale.yTicks, [0, 50, 100, 150, 200]);
+  assert.deepEqual(scale.xTicks, [0, 1, 2, 3]);
   assert.equal(scale.x(0), 0);
   assert.equal(scale.x(4), 400);
   assert.equal(scale.y(200), 0);

@@ -80,7 +80,7 @@ test("statusText: position, approximate total, stop reason and failure", () => {
     total_exact: true,
     stopped_by: { kind: "norm", node: "n2", position: 0, norm: 8.123456 },
   };
-  assert.equal(statusText(stopped), "step 3 / 7 · stopped (gradient norm 8.123) at n2");
+  assert.equal(statusText(stopped), "step 3 / 7 · stopped (gradient norm 8.12) at n2");
   const failed = { ...idle, position: 1, error: { type: "RuntimeError", node: { id: "n2" } } };
   assert.equal(statusText(failed), "step 1 / ~7 · backward failed at n2: RuntimeError");
 });
@@ -147,13 +147,13 @@ test("check texts name the node, the verdict and the errors", () => {
   assert.equal(
     checkText(bad),
     "n2 WrongCubeBackward: DISAGREES with finite differences " +
-      "(max rel error 0.3333, max abs error 2)",
+      "(max rel error 0.333, max abs error 2)",
   );
   assert.equal(checkText({ ok: null, verdict: "not checked: no rule" }), "not checked: no rule");
   const report = { checked: 3, skipped: [], error: null, first_failure: { ...bad, step: 2 } };
   assert.equal(
     graphCheckText(report),
-    "first disagreeing node: n2 WrongCubeBackward at step 2 (max rel error 0.3333); 3 checked",
+    "first disagreeing node: n2 WrongCubeBackward at step 2 (max rel error 0.333); 3 checked",
   );
   const skipped = { checked: 2, skipped: [{ id: "n0" }], error: null, first_failure: null };
   assert.match(graphCheckText(skipped), /^all 2 checked nodes agree; 1 skipped/);

@@ -1,14 +1,22 @@
-/* tensorkit widgets bundle: esbuild 0.28.2, widgets/src sha256=a8b783dc630eeda90c71f6c8570dd5f5260ab1cb1d79aedc94d424cd8d0b0811 */
+/* tensorkit widgets bundle: esbuild 0.28.2, widgets/src sha256=eeadfea59fde50d4021e7d89e95a3daa1a6b212fe441194960660455103fabf8 */
 
 // widgets/src/format.js
 function shapeText(shape) {
   if (shape == null) return "?";
   return shape.length ? shape.join("x") : "scalar";
 }
+var DIGITS = 3;
 function numberText(value) {
+  if (value == null) return "";
   if (typeof value !== "number") return String(value);
-  if (Number.isInteger(value)) return String(value);
-  return Number(value.toPrecision(4)).toString();
+  if (Number.isNaN(value)) return "nan";
+  if (!Number.isFinite(value)) return value > 0 ? "inf" : "-inf";
+  if (Number.isInteger(value) && Math.abs(value) < 1e21) return String(value);
+  const rounded = Number(value.toPrecision(DIGITS));
+  if (rounded === 0) return "0";
+  const size = Math.abs(rounded);
+  if (size >= 1e21 || size < 1e-4) return rounded.toExponential(DIGITS - 1).replace(/\.?0+e/, "e");
+  return String(rounded);
 }
 function summaryText(summary) {
   if (!summary) return "";
@@ -18,7 +26,8 @@ function summaryText(summary) {
   return parts.join(", ");
 }
 function nodeLabel(node) {
-  if (node.kind === "group") return `${node.module} (${node.count})`;
+  if (node.kind === "group") return `${node.label || node.module} (${node.count})`;
+  if (node.label) return node.label;
   if (node.kind === "tensor") return node.requires_grad ? "param" : "tensor";
   return node.op || node.grad_fn || node.kind;
 }
@@ -29,12 +38,18 @@ function nodeShapes(node) {
 function scopesText(node) {
   return (node.scopes || []).join(" \u203A ");
 }
+function callSiteText(node) {
+  const site = node.call_site;
+  if (!site) return "";
+  return typeof site === "object" ? site.display || "" : String(site);
+}
 function nodeTitle(node) {
   const lines = [`${node.id}: ${nodeLabel(node)} -> ${nodeShapes(node)}`];
   const summary = summaryText(node.summary);
   if (summary) lines.push(summary);
   if (node.scopes && node.scopes.length) lines.push(`in ${scopesText(node)}`);
-  if (node.call_site) lines.push(node.call_site);
+  const site = callSiteText(node);
+  if (site) lines.push(site);
   const measures = measuresText(node);
   if (measures) lines.push(measures);
   return lines.join("\n");
@@ -108,31 +123,41 @@ function nodeColors(nodes, colorBy) {
   const stops = [0, 0.25, 0.5, 0.75, 1].map(weightColor);
   return { colors, legend: { mode, label, unit, ...scale || {}, stops, missing } };
 }
-var PREFIXES = [
-  [1e9, "G"],
-  [1e6, "M"],
-  [1e3, "k"],
-  [1, ""],
-  [1e-3, "m"],
-  [1e-6, "\xB5"],
-  [1e-9, "n"]
+var TIME_UNITS = [
+  [1, "ns"],
+  [1e3, "\xB5s"],
+  [1e6, "ms"],
+  [1e9, "s"]
 ];
+var BYTE_UNITS = [
+  [1, "B"],
+  [2 ** 10, "KiB"],
+  [2 ** 20, "MiB"],
+  [2 ** 30, "GiB"]
+];
+function unitText(value, units) {
+  if (value == null) return "";
+  if (!Number.isFinite(value)) return numberText(value);
+  let n = 0;
+  while (n + 1 < units.length && Math.abs(value) >= units[n + 1][0]) n++;
+  let scaled = Number((value / units[n][0]).toPrecision(DIGITS));
+  if (Math.abs(scaled) >= 1e3 && n + 1 < units.length) {
+    n++;
+    scaled = Number((value / units[n][0]).toPrecision(DIGITS));
+  }
+  const whole = Math.abs(scaled) >= 1e3;
+  const text = whole ? String(Math.round(value / units[n][0])) : numberText(scaled);
+  return `${text} ${units[n][1]}`;
+}
+function timeText(ns) {
+  return unitText(ns, TIME_UNITS);
+}
+function bytesText(bytes) {
+  return unitText(bytes, BYTE_UNITS);
+}
 function measureText(value, unit) {
-  if (unit === "B") {
-    const units = ["B", "KiB", "MiB", "GiB"];
-    let i = 0;
-    while (Math.abs(value) >= 1024 && i < units.length - 1) {
-      value /= 1024;
-      i++;
-    }
-    return `${numberText(value)} ${units[i]}`;
-  }
-  if (unit === "s") {
-    const seconds = value * 1e-9;
-    if (seconds === 0) return "0 s";
-    const [factor, prefix] = PREFIXES.find(([f]) => Math.abs(seconds) >= f) || PREFIXES.at(-1);
-    return `${numberText(seconds / factor)} ${prefix}s`;
-  }
+  if (unit === "s") return timeText(value);
+  if (unit === "B") return bytesText(value);
   return numberText(value);
 }
 
@@ -166,7 +191,7 @@ function nodeDetails(node) {
     ["device", node.device],
     ["module", node.module],
     ["in", scopesText(node)],
-    ["call site", node.call_site],
+    ["call site", callSiteText(node)],
     ["values", summaryText(node.summary)],
     ...MEASURES.map((mode) => {
       const { label, unit } = COLOR_MODES[mode];
@@ -175,21 +200,39 @@ function nodeDetails(node) {
     })
   ].filter(([, value]) => value);
   return h(
-    "dl",
-    { class: "tk-details" },
-    rows.flatMap(([key, value]) => [h("dt", { text: key }), h("dd", { text: value })])
+    "div",
+    { class: "tk-details", role: "list" },
+    rows.map(
+      ([key, value]) => h("div", { class: "tk-details-row", role: "listitem" }, [
+        h("span", { class: "tk-details-key", text: key }),
+        h("span", { class: "tk-details-value", text: value })
+      ])
+    )
   );
+}
+var NODE_KINDS = [
+  ["op", "tk-swatch-op"],
+  ["input / parameter", "tk-swatch-tensor"],
+  ["folded group", "tk-swatch-group"],
+  ["gradient op", "tk-swatch-backward"],
+  ["selected", "tk-swatch-selected"]
+];
+function legendItem({ color, swatchClass }, text) {
+  const swatch = h("span", {
+    class: `tk-swatch${swatchClass ? ` ${swatchClass}` : ""}`,
+    style: color ? `background: ${color}` : null
+  });
+  return h("span", { class: "tk-legend-item" }, [swatch, text]);
 }
 function legendView(legend) {
   const box = h("div", { class: "tk-legend" });
-  if (!legend) return box;
-  const swatch = (color, text) => h("span", { class: "tk-legend-item" }, [
-    h("span", { class: "tk-swatch", style: `background: ${color}` }),
-    text
-  ]);
+  if (!legend) {
+    box.append(...NODE_KINDS.map(([text, swatchClass]) => legendItem({ swatchClass }, text)));
+    return box;
+  }
   box.append(h("span", { class: "tk-legend-title", text: legend.label }));
   if (legend.swatches) {
-    box.append(...legend.swatches.map(([text, color]) => swatch(color, text)));
+    box.append(...legend.swatches.map(([text, color]) => legendItem({ color }, text)));
     return box;
   }
   if (legend.max === void 0) {
@@ -203,7 +246,9 @@ function legendView(legend) {
     h("span", { class: "tk-legend-max", text: measureText(legend.max, legend.unit) })
   );
   if (legend.log) box.append(h("span", { class: "tk-muted", text: "(log scale)" }));
-  if (legend.missing) box.append(swatch("#eeeeee", `no data (${legend.missing})`));
+  if (legend.missing) {
+    box.append(legendItem({ color: NO_DATA_COLOR }, `no data (${legend.missing})`));
+  }
   return box;
 }
 function redrawOn(model, events, redraw) {

@@ -1,9 +1,54 @@
-/* tensorkit widgets bundle: esbuild 0.28.2, widgets/src sha256=a8b783dc630eeda90c71f6c8570dd5f5260ab1cb1d79aedc94d424cd8d0b0811 */
+/* tensorkit widgets bundle: esbuild 0.28.2, widgets/src sha256=eeadfea59fde50d4021e7d89e95a3daa1a6b212fe441194960660455103fabf8 */
 
 // widgets/src/format.js
 function shapeText(shape) {
   if (shape == null) return "?";
   return shape.length ? shape.join("x") : "scalar";
+}
+var DIGITS = 3;
+function numberText(value) {
+  if (value == null) return "";
+  if (typeof value !== "number") return String(value);
+  if (Number.isNaN(value)) return "nan";
+  if (!Number.isFinite(value)) return value > 0 ? "inf" : "-inf";
+  if (Number.isInteger(value) && Math.abs(value) < 1e21) return String(value);
+  const rounded = Number(value.toPrecision(DIGITS));
+  if (rounded === 0) return "0";
+  const size = Math.abs(rounded);
+  if (size >= 1e21 || size < 1e-4) return rounded.toExponential(DIGITS - 1).replace(/\.?0+e/, "e");
+  return String(rounded);
+}
+var TIME_UNITS = [
+  [1, "ns"],
+  [1e3, "\xB5s"],
+  [1e6, "ms"],
+  [1e9, "s"]
+];
+var BYTE_UNITS = [
+  [1, "B"],
+  [2 ** 10, "KiB"],
+  [2 ** 20, "MiB"],
+  [2 ** 30, "GiB"]
+];
+function unitText(value, units) {
+  if (value == null) return "";
+  if (!Number.isFinite(value)) return numberText(value);
+  let n = 0;
+  while (n + 1 < units.length && Math.abs(value) >= units[n + 1][0]) n++;
+  let scaled = Number((value / units[n][0]).toPrecision(DIGITS));
+  if (Math.abs(scaled) >= 1e3 && n + 1 < units.length) {
+    n++;
+    scaled = Number((value / units[n][0]).toPrecision(DIGITS));
+  }
+  const whole = Math.abs(scaled) >= 1e3;
+  const text = whole ? String(Math.round(value / units[n][0])) : numberText(scaled);
+  return `${text} ${units[n][1]}`;
+}
+function timeText(ns) {
+  return unitText(ns, TIME_UNITS);
+}
+function bytesText(bytes) {
+  return unitText(bytes, BYTE_UNITS);
 }
 
 // widgets/src/dom.js
@@ -23,23 +68,15 @@ function fill(element, attrs, children) {
   for (const child of children) element.append(child);
   return element;
 }
+function legendItem({ color, swatchClass }, text) {
+  const swatch = h("span", {
+    class: `tk-swatch${swatchClass ? ` ${swatchClass}` : ""}`,
+    style: color ? `background: ${color}` : null
+  });
+  return h("span", { class: "tk-legend-item" }, [swatch, text]);
+}
 
 // widgets/src/profile_logic.js
-function timeText(ns) {
-  if (ns >= 1e9) return `${(ns / 1e9).toFixed(3)}s`;
-  if (ns >= 1e6) return `${(ns / 1e6).toFixed(3)}ms`;
-  return `${(ns / 1e3).toFixed(3)}us`;
-}
-function bytesText(n) {
-  for (const [unit, size] of [
-    ["Gb", 2 ** 30],
-    ["Mb", 2 ** 20],
-    ["Kb", 2 ** 10]
-  ]) {
-    if (Math.abs(n) >= size) return `${(n / size).toFixed(2)} ${unit}`;
-  }
-  return `${n} b`;
-}
 var shapeList = (shapes) => (shapes || []).map(shapeText).join(", ");
 var COLUMNS = [
   { key: "index", label: "#", numeric: true, value: (r) => r.index },
@@ -114,13 +151,40 @@ function linkedIndices(rows, selected) {
   }
   return linked;
 }
+function niceStep(span, count) {
+  if (!(span > 0)) return 1;
+  const raw = span / count;
+  const power = 10 ** Math.floor(Math.log10(raw));
+  const step = [1, 2, 5, 10].map((m) => m * power).find((m) => m >= raw * (1 - 1e-12));
+  return step;
+}
+function indexTicks(first, last, count = 6) {
+  const step = Math.max(1, niceStep(last - first, count));
+  const ticks = [];
+  for (let t = Math.ceil(first / step) * step; t <= last; t += step) ticks.push(t);
+  return ticks;
+}
+var BYTE_UNIT_NAMES = ["B", "KiB", "MiB", "GiB"];
+function byteTicks(max, count = 4) {
+  const top = Math.max(1, max);
+  let power = 0;
+  while (1024 ** (power + 1) <= top && power < BYTE_UNIT_NAMES.length - 1) power++;
+  const unit = 1024 ** power;
+  const step = power ? niceStep(top / unit, count) : Math.max(1, niceStep(top, count));
+  const ticks = [];
+  for (let n = 0; n * step * unit < top * (1 - 1e-12); n++) ticks.push(n * step);
+  ticks.push(ticks.length * step);
+  const labels = ticks.map((t) => `${numberText(t)} ${BYTE_UNIT_NAMES[power]}`);
+  return { top: ticks[ticks.length - 1] * unit, ticks: ticks.map((t) => t * unit), labels };
+}
 function timelineScale(memory, width, height) {
   const index = memory.index;
   const first = index.length ? index[0] : 0;
   const last = index.length ? index[index.length - 1] + (memory.stride || 1) : 1;
   const span = Math.max(1, last - first);
   const values = ["allocated", "reserved", "peak"].flatMap((k) => memory[k] || []);
-  const top = Math.max(1, ...values.filter((v) => v != null));
+  const axis = byteTicks(Math.max(0, ...values.filter((v) => v != null)));
+  const top = axis.top;
   const x = (i) => (i - first) / span * width;
   const y = (b) => height - b / top * height;
   const path = (series) => {
@@ -150,7 +214,8 @@ function timelineScale(memory, width, height) {
     reserved: path(memory.reserved || []),
     peak: path(memory.peak || [])
   };
-  return { x, y, top, paths, indexAt };
+  const xTicks = indexTicks(first, last - (memory.stride || 1));
+  return { x, y, top, xTicks, yTicks: axis.ticks, yLabels: axis.labels, paths, indexAt };
 }
 function blockAt(history, event) {
   let found = { state: "none", size: 0 };
@@ -177,7 +242,8 @@ function groupBars(groups, key) {
 }
 
 // widgets/src/profile.js
-var TIMELINE = { width: 640, height: 120 };
+var TIMELINE = { width: 640, height: 150, margin: { left: 60, right: 14, top: 10, bottom: 34 } };
+var PHASES = ["forward", "backward", "optimizer"];
 var NO_MODULE = "(no module)";
 function section(title, children) {
   return h("div", { class: "tk-profile-section" }, [
@@ -231,6 +297,22 @@ function opTable(model, onSelect) {
     }
   };
 }
+function rowLegend() {
+  return h("div", { class: "tk-legend tk-row-legend" }, [
+    legendItem({ swatchClass: "tk-row-swatch-selected" }, "selected op"),
+    legendItem({ swatchClass: "tk-row-swatch-linked" }, "its forward / backward ops")
+  ]);
+}
+function phaseLegend(groups) {
+  const present = new Set(groups.flatMap((g) => Object.keys(g.host_ns || {})));
+  const items = PHASES.filter((p) => present.has(p)).map(
+    (phase) => legendItem({ swatchClass: `tk-phase-swatch-${phase}` }, phase)
+  );
+  return h("div", { class: "tk-legend tk-phase-legend" }, [
+    h("span", { class: "tk-legend-title", text: "host time" }),
+    ...items
+  ]);
+}
 function groupTable(groups, key) {
   const rows = groupBars(groups || [], key).map(({ name, parts }) => {
     const bar = h(
@@ -251,8 +333,11 @@ function groupTable(groups, key) {
       h("td", { class: "tk-muted", text })
     ]);
   });
+  const table = h("table", { class: `tk-profile-groups tk-profile-${key}s` }, [
+    h("tbody", {}, rows)
+  ]);
   return {
-    element: h("table", { class: `tk-profile-groups tk-profile-${key}s` }, [h("tbody", {}, rows)]),
+    element: h("div", {}, [phaseLegend(groups || []), table]),
     update(selected) {
       for (const tr of rows) {
         tr.classList.toggle("tk-group-of-selected", tr.dataset.group === selected);
@@ -260,48 +345,111 @@ function groupTable(groups, key) {
     }
   };
 }
-function timeline(memory, onSelect) {
-  const { width, height } = TIMELINE;
-  const scale = timelineScale(memory, width, height);
-  const marker = s("line", { class: "tk-profile-marker", y1: 0, y2: height, visibility: "hidden" });
-  const children = [
-    s("path", { class: "tk-mem-reserved", d: scale.paths.reserved }),
-    s("path", { class: "tk-mem-peak", d: scale.paths.peak }),
-    s("path", { class: "tk-mem-allocated", d: scale.paths.allocated }),
-    marker
-  ];
-  if (memory.backward_start != null) {
-    const x = scale.x(memory.backward_start);
-    children.push(s("line", { class: "tk-mem-backward", x1: x, x2: x, y1: 0, y2: height }));
-  }
-  const svg = s(
-    "svg",
-    {
-      class: "tk-profile-timeline",
-      viewBox: `0 0 ${width} ${height}`,
-      preserveAspectRatio: "none"
-    },
-    children
+function timelineAxes(scale, width, height) {
+  const yAxis = s(
+    "g",
+    { class: "tk-axis tk-axis-y" },
+    scale.yTicks.flatMap((tick, n) => {
+      const y = scale.y(tick).toFixed(1);
+      const text = scale.yLabels[n];
+      return [
+        s("line", { class: "tk-grid", x1: 0, x2: width, y1: y, y2: y }),
+        s("text", { x: -6, y, dy: "0.32em", "text-anchor": "end", text })
+      ];
+    })
   );
+  const xAxis = s("g", { class: "tk-axis tk-axis-x", transform: `translate(0,${height})` }, [
+    s("line", { x1: 0, x2: width, y1: 0, y2: 0 }),
+    ...scale.xTicks.flatMap((tick) => {
+      const x = scale.x(tick).toFixed(1);
+      return [
+        s("line", { x1: x, x2: x, y1: 0, y2: 4 }),
+        s("text", { x, y: 15, "text-anchor": "middle", text: String(tick) })
+      ];
+    }),
+    s("text", {
+      class: "tk-axis-title",
+      x: width / 2,
+      y: 29,
+      "text-anchor": "middle",
+      text: "op index"
+    })
+  ]);
+  return [yAxis, xAxis];
+}
+function timelineLegend(memory) {
+  const line = (kind, text) => legendItem({ swatchClass: `tk-line-swatch tk-line-swatch-${kind}` }, text);
+  const device = memory.device && memory.device !== "cpu" ? ` on ${memory.device}` : "";
+  return h("div", { class: "tk-legend tk-memory-legend" }, [
+    line("allocated", `allocated${device}`),
+    memory.caching ? line("reserved", "reserved (allocator pool)") : "",
+    line("peak", "peak so far"),
+    memory.backward_start != null ? line("backward", `backward starts (op ${memory.backward_start})`) : "",
+    line("marker", "selected op"),
+    h("span", {
+      class: "tk-muted",
+      text: `peak ${bytesText(memory.peak_bytes)} after op ${memory.peak_index}` + (memory.stride > 1 ? ` \xB7 each point covers ${memory.stride} ops (their largest)` : "")
+    })
+  ]);
+}
+function timeline(memory, onSelect) {
+  const { height, margin } = TIMELINE;
+  const plotHeight = height - margin.top - margin.bottom;
+  const svg = s("svg", { class: "tk-profile-timeline", height });
+  let selected = -1;
+  let scale = null;
+  let width = 0;
+  const draw = (outer) => {
+    width = Math.max(120, outer) - margin.left - margin.right;
+    scale = timelineScale(memory, width, plotHeight);
+    const children = [...timelineAxes(scale, width, plotHeight)];
+    if (memory.caching) {
+      children.push(s("path", { class: "tk-mem-reserved", d: scale.paths.reserved }));
+    }
+    children.push(
+      s("path", { class: "tk-mem-peak", d: scale.paths.peak }),
+      s("path", { class: "tk-mem-allocated", d: scale.paths.allocated })
+    );
+    if (memory.backward_start != null) {
+      const x = scale.x(memory.backward_start);
+      children.push(s("line", { class: "tk-mem-backward", x1: x, x2: x, y1: 0, y2: plotHeight }));
+    }
+    if (selected >= 0) {
+      const x = scale.x(selected);
+      children.push(s("line", { class: "tk-profile-marker", x1: x, x2: x, y1: 0, y2: plotHeight }));
+    }
+    svg.setAttribute("viewBox", `0 0 ${width + margin.left + margin.right} ${height}`);
+    svg.replaceChildren(
+      s("g", { class: "tk-plot", transform: `translate(${margin.left},${margin.top})` }, children)
+    );
+  };
   svg.addEventListener("click", (event) => {
     const box = svg.getBoundingClientRect();
-    if (box.width) onSelect(scale.indexAt((event.clientX - box.left) / box.width * width));
+    const px = event.clientX - box.left - margin.left;
+    if (scale && px >= 0 && px <= width) onSelect(scale.indexAt(px));
   });
-  const legend = h("div", { class: "tk-muted" }, [
-    `allocated (blue), reserved (grey), peak (red) \xB7 peak ${bytesText(memory.peak_bytes)}`,
-    ` after op ${memory.peak_index} \xB7 top of scale ${bytesText(scale.top)}`,
-    memory.backward_start != null ? ` \xB7 backward starts at op ${memory.backward_start}` : "",
-    memory.stride > 1 ? ` \xB7 every ${memory.stride} ops per point` : ""
+  const element = h("div", { class: "tk-memory" }, [
+    svg,
+    timelineLegend(memory),
+    h("div", { class: "tk-muted", text: memory.allocator })
   ]);
+  draw(TIMELINE.width);
+  let observer = null;
+  if (typeof ResizeObserver !== "undefined") {
+    observer = new ResizeObserver(() => {
+      const outer = Math.round(element.clientWidth);
+      if (outer && outer !== width + margin.left + margin.right) draw(outer);
+    });
+    observer.observe(element);
+  }
   return {
-    element: h("div", {}, [svg, legend, h("div", { class: "tk-muted", text: memory.allocator })]),
-    update(selected) {
-      const visible = selected >= 0;
-      marker.setAttribute("visibility", visible ? "visible" : "hidden");
-      if (visible) {
-        marker.setAttribute("x1", scale.x(selected));
-        marker.setAttribute("x2", scale.x(selected));
-      }
+    element,
+    update(index) {
+      selected = index;
+      draw(width + margin.left + margin.right);
+    },
+    dispose() {
+      if (observer) observer.disconnect();
     }
   };
 }
@@ -327,7 +475,16 @@ function blockView(view) {
   };
   slider.addEventListener("input", draw);
   draw();
-  return h("div", {}, [h("div", { class: "tk-toolbar" }, [slider, label]), strip]);
+  const legend = h(
+    "div",
+    { class: "tk-legend" },
+    [
+      ["in_use", "in use"],
+      ["cached", "cached (free, still reserved)"],
+      ["returned", "returned to the device"]
+    ].map(([state, text]) => legendItem({ swatchClass: `tk-block-swatch-${state}` }, text))
+  );
+  return h("div", {}, [h("div", { class: "tk-toolbar" }, [slider, label]), legend, strip]);
 }
 function render({ model, el }) {
   const root = h("div", { class: "tk-widget tk-profile" });
@@ -362,7 +519,7 @@ function render({ model, el }) {
         h("span", { text: summary }),
         h("span", { class: "tk-status", text: `timing: ${data.timing_mode || "?"}` })
       ]),
-      section("Ops (click a header to sort, a row to select)", [table.element]),
+      section("Ops (click a header to sort, a row to select)", [rowLegend(), table.element]),
       section("Time by module", [modules.element]),
       section("Time by function (conv2d, linear, ... with their ops; other ops by name)", [
         functions.element
@@ -370,6 +527,7 @@ function render({ model, el }) {
       memory ? section("Memory", [memory.element]) : "",
       data.blocks ? section("Allocator blocks", [blockView(data.blocks)]) : ""
     );
+    if (parts && parts.timeline) parts.timeline.dispose();
     parts = { rows, table, modules, functions, timeline: memory };
     mark(false);
   };
@@ -380,6 +538,7 @@ function render({ model, el }) {
   return () => {
     model.off("change:model", build);
     model.off("change:selected", onSelected);
+    if (parts && parts.timeline) parts.timeline.dispose();
     root.remove();
   };
 }
