@@ -22,12 +22,13 @@ from ..autograd.tape import Tape, TapeEntry
 from ..profiler.report import format_bytes, format_time
 from .graph_model import build_graph
 from .profile_model import MAX_ROWS, build_profile, selection_links
-from .widgets import STATIC, GraphWidget, graph_svg
+from .recorded import recording_payload
+from .widgets import STATIC, GraphWidget, _FallbackHTML
 
 __all__ = ["ProfileView", "ProfileWidget", "linked_view", "profile_html", "show_profile"]
 
 
-class ProfileWidget(anywidget.AnyWidget):
+class ProfileWidget(_FallbackHTML, anywidget.AnyWidget):
     """Per-op table, time by module, memory timeline and allocator blocks of one profile."""
 
     _esm = STATIC / "profile.js"
@@ -43,14 +44,11 @@ class ProfileWidget(anywidget.AnyWidget):
             )
         return proposal["value"]
 
-    def _repr_html_(self) -> str:
-        return profile_html(self.model)
-
-    def _repr_mimebundle_(self, **kwargs: Any) -> Any:
-        return _with_html(super()._repr_mimebundle_(**kwargs), profile_html(self.model))
+    def _recording(self) -> dict:
+        return recording_payload(["profile"], profile=self.model)
 
 
-class ProfileView(ipywidgets.VBox):
+class ProfileView(_FallbackHTML, ipywidgets.VBox):
     """A :class:`GraphWidget` above a :class:`ProfileWidget`, their selections linked."""
 
     def __init__(
@@ -89,18 +87,16 @@ class ProfileView(ipywidgets.VBox):
         finally:
             self._syncing = False
 
-    def _repr_html_(self) -> str:
-        return graph_svg(self.graph.graph) + profile_html(self.profile.model)
-
-    def _repr_mimebundle_(self, **kwargs: Any) -> Any:
-        return _with_html(super()._repr_mimebundle_(**kwargs), self._repr_html_())
-
-
-def _with_html(bundle: Any, text: str) -> Any:
-    bundle = bundle or {}
-    data, metadata = bundle if isinstance(bundle, tuple) else (bundle, None)
-    data = {**data, "text/html": text}
-    return data if metadata is None else (data, metadata)
+    def _recording(self) -> dict:
+        return recording_payload(
+            ["graph", "profile"],
+            graph=self.graph.graph,
+            profile=self.profile.model,
+            links={"node_of": self._node_of, "index_of": self._index_of},
+            collapsed=self.graph.collapsed,
+            color_by=self.graph.color_by,
+            show_backward=self.graph.show_backward,
+        )
 
 
 def linked_view(graph: dict, profile: dict, entries: Iterable[TapeEntry | dict]) -> ProfileView:

@@ -4,7 +4,9 @@
 (:func:`~tensorkit.notebook.build_graph`), for a Tape recorded inside a profiler the
 profile model (:func:`~tensorkit.notebook.profile_model.build_profile`: times, memory
 timeline) and the described backward steps with each pass's leaves
-(:mod:`~tensorkit.notebook.replay`) as one JSON file, atomically. :func:`open_recording`
+(:mod:`~tensorkit.notebook.replay`) as one JSON file, atomically, with the ``view`` that the
+JupyterLab extension draws when the file is opened in a tab
+(:func:`~tensorkit.notebook.recorded.file_view`). :func:`open_recording`
 reads it back as a :class:`Recording` (validated, plain data; nothing in the file is ever
 executed; version 1 files (no profile) and 2 (no replay) still open). :func:`to_html` writes a
 page that needs no kernel and no network: the models as JSON, the graph, profile and replay
@@ -122,8 +124,10 @@ def save_tape(tape: Tape, path: str | os.PathLike) -> Path:
 
 
 def _tape_data(tape: Tape) -> dict:
+    from .recorded import file_view  # it builds on this module
+
     entries = [entry.to_dict() for entry in tape.entries]
-    return {
+    data = {
         "format": FORMAT,
         "version": VERSION,
         "entries": entries,
@@ -133,6 +137,7 @@ def _tape_data(tape: Tape) -> dict:
         "profile": _profile(tape),
         "backward_passes": list(tape.backward_passes),
     }
+    return {**data, "view": file_view(data)}
 
 
 def _profile(tape: Tape) -> dict | None:

@@ -7,9 +7,9 @@ install time). Each widget's state is its data model as synced traits:
   ``selected`` (a node id), ``collapsed`` (module paths), ``color_by``, ``show_backward``.
 - :class:`~tensorkit.notebook.stepper_widget.StepperWidget` (its own module).
 
-Where widgets cannot run (a static notebook render, nbviewer), widgets also offer an
-SVG of the graph computed here (``_repr_mimebundle_``'s ``text/html``), folded, coloured and
-with the legend as the widget shows it.
+Every widget's display bundle also carries its recorded view
+(:mod:`~tensorkit.notebook.recorded`), which a notebook reopened with no kernel, nbconvert and
+the docs show. :func:`graph_svg` draws a graph as SVG in Python for static recordings.
 """
 
 from __future__ import annotations
@@ -27,6 +27,7 @@ from ..tensor import Tensor
 from .graph_model import build_graph
 from .grouping import fold_paths
 from .layout import layer_bands
+from .recorded import MIME_TYPE, recorded_html, recording_payload
 
 __all__ = ["COLOR_MODES", "GraphWidget", "graph_svg", "show"]
 
@@ -46,20 +47,21 @@ _RECORDS = {"forward_time": "time_ns", "bytes": "alloc_bytes"}  # models made be
 
 
 class _FallbackHTML:
-    """Adds the static SVG of ``self.graph`` as ``text/html`` next to the widget view."""
+    """Adds the recorded view of :meth:`_recording` next to the widget view: as
+    :data:`~tensorkit.notebook.recorded.MIME_TYPE` (drawn by the JupyterLab extension when
+    the widget's model is gone) and as self-contained ``text/html`` (nbconvert, the docs)."""
 
-    graph: dict
+    def _recording(self) -> dict:
+        raise NotImplementedError
 
     def _repr_html_(self) -> str:
-        return graph_svg(self.graph, **self._svg_options())
-
-    def _svg_options(self) -> dict:
-        return {}
+        return recorded_html(self._recording())
 
     def _repr_mimebundle_(self, **kwargs: Any) -> dict:
         bundle = super()._repr_mimebundle_(**kwargs) or {}  # type: ignore[misc]
         data, metadata = bundle if isinstance(bundle, tuple) else (bundle, None)
-        data = {**data, "text/html": self._repr_html_()}
+        payload = self._recording()
+        data = {**data, MIME_TYPE: payload, "text/html": recorded_html(payload)}
         return data if metadata is None else (data, metadata)
 
 
@@ -92,12 +94,14 @@ class GraphWidget(_FallbackHTML, anywidget.AnyWidget):
             raise traitlets.TraitError(f"color_by must be one of {choices}, got {value!r}")
         return value
 
-    def _svg_options(self) -> dict:
-        return {
-            "collapsed": self.collapsed,
-            "color_by": self.color_by,
-            "show_backward": self.show_backward,
-        }
+    def _recording(self) -> dict:
+        return recording_payload(
+            ["graph"],
+            graph=self.graph,
+            collapsed=self.collapsed,
+            color_by=_ALIASES.get(self.color_by, self.color_by),
+            show_backward=self.show_backward,
+        )
 
 
 def show(source: Tape | Tensor, **kwargs: Any) -> GraphWidget:

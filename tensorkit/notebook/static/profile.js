@@ -1,4 +1,4 @@
-/* tensorkit widgets bundle: esbuild 0.28.2, widgets/src sha256=92cfec2121b24883c9b8e49ad4b70f5d55dfafc7b80e015e6fe07b0e89f26db1 */
+/* tensorkit widgets bundle: esbuild 0.28.2, widgets/src sha256=981d395a08974954ab0dfae8d7915410684b0c1d643f8b4cc92a185588f35fd9 */
 
 // widgets/src/format.js
 function shapeText(shape) {
