@@ -1,4 +1,4 @@
-/* tensorkit widgets bundle: esbuild 0.28.2, widgets/src sha256=981d395a08974954ab0dfae8d7915410684b0c1d643f8b4cc92a185588f35fd9 */
+/* tensorkit widgets bundle: esbuild 0.28.2, widgets/src sha256=c587f56952ff55b8845b4dad2dfbef48084a26b1f088e4a75caa1a359be23e6b */
 
 // widgets/src/format.js
 function shapeText(shape) {
