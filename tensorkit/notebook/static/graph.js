@@ -1,4 +1,4 @@
-/* tensorkit widgets bundle: esbuild 0.28.2, widgets/src sha256=c587f56952ff55b8845b4dad2dfbef48084a26b1f088e4a75caa1a359be23e6b */
+/* tensorkit widgets bundle: esbuild 0.28.2, widgets/src sha256=844da9d84bd1b20f401c20d7c2c4965f5de910a39429affd29b332a4a8c703f3 */
 
 // widgets/src/format.js
 function shapeText(shape) {

@@ -1,4 +1,4 @@
-/* tensorkit widgets bundle: esbuild 0.28.2, widgets/src sha256=c587f56952ff55b8845b4dad2dfbef48084a26b1f088e4a75caa1a359be23e6b */
+/* tensorkit widgets bundle: esbuild 0.28.2, widgets/src sha256=844da9d84bd1b20f401c20d7c2c4965f5de910a39429affd29b332a4a8c703f3 */
 
 // widgets/src/format.js
 function shapeText(shape) {
@@ -674,6 +674,47 @@ function clip(text) {
   return text.length > 20 ? `${text.slice(0, 19)}\u2026` : text;
 }
 
+// widgets/src/kernel_watch.js
+var REPLY_TIMEOUT_MS = 5e3;
+var NO_KERNEL = "This widget is not connected to a kernel (its state was saved with the notebook, or the kernel stopped): run the cell again to use it.";
+function noReply(timeoutMs) {
+  return `No reply from the kernel after ${timeoutMs / 1e3} s: it may be busy, stopped or restarted (after a restart, run the cell again).`;
+}
+function actionSender(model, report, options = {}) {
+  const timeoutMs = options.timeoutMs ?? REPLY_TIMEOUT_MS;
+  const timers = options.timers ?? { set: setTimeout, clear: clearTimeout };
+  let timer = null;
+  let waiting = false;
+  const onAction = () => {
+    if (!waiting || model.get("action") !== "") return;
+    waiting = false;
+    timers.clear(timer);
+    report("");
+  };
+  model.on("change:action", onAction);
+  return {
+    send(action) {
+      try {
+        model.set("action", "");
+        model.set("action", action);
+        model.save_changes();
+      } catch {
+        report(NO_KERNEL);
+        return;
+      }
+      waiting = true;
+      timers.clear(timer);
+      timer = timers.set(() => {
+        if (waiting) report(noReply(timeoutMs));
+      }, timeoutMs);
+    },
+    stop() {
+      timers.clear(timer);
+      model.off("change:action", onAction);
+    }
+  };
+}
+
 // widgets/src/stepper_logic.js
 var TOOLBAR = [
   { action: "reset", label: "Reset", key: "r" },
@@ -1035,11 +1076,13 @@ function errorView(error) {
 function render({ model, el }) {
   let selected = "";
   let collapsed = [];
+  const kernelNotice = h("div", { class: "tk-kernel-notice", role: "alert", hidden: true });
+  const sender = actionSender(model, (problem) => {
+    kernelNotice.textContent = problem;
+    kernelNotice.hidden = !problem;
+  });
   const send = (action) => {
-    if (!action) return;
-    model.set("action", "");
-    model.set("action", action);
-    model.save_changes();
+    if (action) sender.send(action);
   };
   const context = () => ({ selected, state: model.get("state") });
   const buttons = TOOLBAR.map((entry) => {
@@ -1100,6 +1143,7 @@ function render({ model, el }) {
       h("label", { class: "tk-toggle" }, [chain, "chain rule on edges"])
     ]),
     h("div", { class: "tk-muted tk-help", text: HELP }),
+    kernelNotice,
     h("div", { class: "tk-body" }, [h("div", { class: "tk-canvas" }, [view.element]), panel])
   ]);
   el.append(root);
@@ -1150,6 +1194,7 @@ function render({ model, el }) {
   return () => {
     stop();
     stopKeys();
+    sender.stop();
     view.destroy();
     root.remove();
   };
