@@ -60,6 +60,7 @@ class Recording:
         self.snippets: dict[str, dict] = data["snippets"]
         self.profile: dict | None = data.get("profile")
         self.backward_passes: list[dict] = data.get("backward_passes", [])
+        self.view: dict | None = data.get("view")  # what the JupyterLab extension draws
         self.replay: list[dict] = replay_passes(self.backward_steps, self.backward_passes)
 
     def __len__(self) -> int:
@@ -80,6 +81,7 @@ class Recording:
             "graph": self.graph,
             "profile": self.profile,
             "backward_passes": self.backward_passes,
+            **({} if self.view is None else {"view": self.view}),
         }
 
     def show(self) -> Any:

@@ -281,11 +281,6 @@ def widgets() -> Any:
     return profile_widget
 
 
-def _html(bundle: Any) -> str:
-    data = bundle[0] if isinstance(bundle, tuple) else bundle
-    return data["text/html"]
-
-
 def test_widget_traits_and_static_html(run: tuple[Any, Tape], widgets: Any) -> None:
     prof, _ = run
     widget = prof.show()
@@ -296,8 +291,9 @@ def test_widget_traits_and_static_html(run: tuple[Any, Tape], widgets: Any) -> N
     widget.selected = 3
     with pytest.raises(Exception, match="selected must be a profiler event index or -1, got -2"):
         widget.selected = -2
-    page = widget._repr_html_()
-    assert _html(widget._repr_mimebundle_()) == page
+    page = widgets.profile_html(widget.model)
+    recorded = widget._repr_mimebundle_()[0]["application/vnd.tensorkit.recording+json"]
+    assert recorded["profile"] == widget.model and recorded["view"]["sections"] == ["profile"]
     assert page.count("<tr data-index=") == 35
     keys = re.findall(r'<th data-sort-key="(\w+)"', page)
     assert {"name", "phase", "host_time", "bytes"} <= set(keys) and "gpu_time" not in keys
@@ -339,8 +335,11 @@ def test_selection_is_linked_both_ways(run: tuple[Any, Tape], widgets: Any) -> N
     view.profile.selected = matmul_index
     view.profile.selected = -1
     assert view.graph.selected == ""
-    html = _html(view._repr_mimebundle_())
-    assert "<svg" in html and "tk-profile-table" in html
+    data = view._repr_mimebundle_()  # a VBox's bundle: a dict, without metadata
+    assert "tk-recorded-output" in data["text/html"]
+    recorded = data["application/vnd.tensorkit.recording+json"]
+    assert recorded["view"]["sections"] == ["graph", "profile"]
+    assert recorded["view"]["links"]["node_of"][str(relu_index)] == f"op{relu_entry}"
 
 
 def test_graph_with_backward_selects_backward_nodes(run: tuple[Any, Tape], widgets: Any) -> None:
