@@ -16,8 +16,8 @@ import tensorkit as tk
 
 pytest.importorskip("anywidget")
 
-from tensorkit.notebook import recorded  # noqa: E402
-from tensorkit.notebook.replay_widget import ReplayWidget  # noqa: E402
+from tensorkit.notebook import recorded
+from tensorkit.notebook.replay_widget import ReplayWidget
 
 ROOT = Path(__file__).resolve().parents[2]
 MIME = "application/vnd.tensorkit.recording+json"
