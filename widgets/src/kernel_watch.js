@@ -31,7 +31,10 @@ export function noReply(timeoutMs) {
  */
 export function actionSender(model, report, options = {}) {
   const timeoutMs = options.timeoutMs ?? REPLY_TIMEOUT_MS;
-  const timers = options.timers ?? { set: setTimeout, clear: clearTimeout };
+  const timers = options.timers ?? {
+    set: (fn, ms) => setTimeout(fn, ms),
+    clear: (id) => clearTimeout(id),
+  };
   let timer = null;
   let waiting = false;
   const onAction = () => {

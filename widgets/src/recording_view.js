@@ -18,8 +18,9 @@ import replay from "./replay.js";
 
 export const MIME_TYPE = "application/vnd.tensorkit.recording+json";
 export const SAVED_NOTE =
-  "Saved recording: the kernel is not running, so this is the view recorded when the cell " +
-  "ran (graph, backward steps and profile work; run the cell again for the live widget).";
+  "Saved recording: the kernel that made this widget is not running, so this is the view " +
+  "recorded when the cell ran (the graph, backward steps and profile work here; run the cell " +
+  "again for the live widget).";
 
 /**
  * A model with the anywidget interface (get, set, on, off, save_changes) over plain state.

@@ -1,4 +1,4 @@
-/* tensorkit widgets bundle: esbuild 0.28.2, widgets/src sha256=844da9d84bd1b20f401c20d7c2c4965f5de910a39429affd29b332a4a8c703f3 */
+/* tensorkit widgets bundle: esbuild 0.28.2, widgets/src sha256=6ef99545bb9cb42ecce94723352c29d1cd0ce59e03a1507e508f5e014dade37d */
 
 // widgets/src/format.js
 function shapeText(shape) {
