@@ -23,10 +23,6 @@ pytestmark = [pytest.mark.browser, pytest.mark.xdist_group("browser")]
 MIME = "application/vnd.tensorkit.recording+json"
 SETUP = """
 import json
-import re
-import secrets
-import subprocess
-import sys
 import tensorkit as tk
 import tensorkit.notebook as tkn
 
@@ -163,10 +159,6 @@ def test_recording_file_opens_in_a_tab_from_the_file_browser(
 NBCONVERT_CELLS = [
     """
 import json
-import re
-import secrets
-import subprocess
-import sys
 import tensorkit as tk
 import tensorkit.notebook as tkn
 
