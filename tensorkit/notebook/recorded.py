@@ -34,6 +34,7 @@ __all__ = [
     "SECTIONS",
     "file_view",
     "recorded_html",
+    "recording_of",
     "recording_payload",
     "stepper_replay",
 ]
@@ -80,10 +81,9 @@ def recording_payload(
     return _clean({**payload, "view": view})
 
 
-def file_view(data: dict) -> dict:
-    """The ``view`` that :func:`~tensorkit.notebook.recording.save_tape` writes into a
-    recording file (its graph, profile and replay, the profile linked to the graph), so that
-    the JupyterLab extension opens the file in a tab as the outputs show it."""
+def recording_of(data: dict) -> dict:
+    """The recording to show for a recording's data (as :func:`~tensorkit.notebook.recording.
+    save_tape` writes it): its graph, profile (linked to the graph) and replay."""
     replay = replay_passes(data["backward_steps"], data["backward_passes"])
     links = None
     if data["profile"] is not None:
@@ -91,10 +91,16 @@ def file_view(data: dict) -> dict:
     sections = [
         s for s, present in zip(SECTIONS, (True, links is not None, replay), strict=True) if present
     ]
-    payload = recording_payload(
+    return recording_payload(
         sections, graph=data["graph"], profile=data["profile"], replay=replay, links=links
     )
-    return payload["view"]
+
+
+def file_view(data: dict) -> dict:
+    """The ``view`` that :func:`~tensorkit.notebook.recording.save_tape` writes into a
+    recording file, so that the JupyterLab extension opens the file in a tab as the outputs
+    show it."""
+    return recording_of(data)["view"]
 
 
 def stepper_replay(stepper: BackwardStepper, limit: int = STEP_DETAILS) -> list[dict]:

@@ -89,11 +89,10 @@ class Recording:
         has a profile; above a ``ReplayWidget`` of the backward steps when it has some) when
         anywidget is importable, else static HTML."""
         try:
-            import ipywidgets
-
             from .profile_widget import linked_view
+            from .recorded import recording_of
             from .replay_widget import ReplayWidget
-            from .widgets import GraphWidget
+            from .widgets import GraphWidget, RecordedBox
         except ImportError:
             return self._repr_html_()
         if self.profile is None:
@@ -102,7 +101,8 @@ class Recording:
             view = linked_view(self.graph, self.profile, self.entries)
         if not self.replay:
             return view
-        return ipywidgets.VBox([view, ReplayWidget(passes=self.replay)])
+        replay = ReplayWidget(passes=self.replay)
+        return RecordedBox([view, replay], recording=recording_of(self.to_dict()))
 
     def _repr_html_(self) -> str:
         try:

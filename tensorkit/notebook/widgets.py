@@ -20,6 +20,7 @@ from pathlib import Path
 from typing import Any
 
 import anywidget
+import ipywidgets
 import traitlets
 
 from ..autograd.tape import Tape
@@ -29,7 +30,7 @@ from .grouping import fold_paths
 from .layout import layer_bands
 from .recorded import MIME_TYPE, recorded_html, recording_payload
 
-__all__ = ["COLOR_MODES", "GraphWidget", "graph_svg", "show"]
+__all__ = ["COLOR_MODES", "GraphWidget", "RecordedBox", "graph_svg", "show"]
 
 STATIC = Path(__file__).parent / "static"
 #: Colouring modes: mode -> (legend label, unit, metric key). "time" and "memory" are the
@@ -63,6 +64,18 @@ class _FallbackHTML:
         payload = self._recording()
         data = {**data, MIME_TYPE: payload, "text/html": recorded_html(payload)}
         return data if metadata is None else (data, metadata)
+
+
+class RecordedBox(_FallbackHTML, ipywidgets.VBox):
+    """Widgets in a column whose display bundle carries one ``recording`` (a
+    :func:`~tensorkit.notebook.recorded.recording_payload`) for them all."""
+
+    def __init__(self, children: list, recording: dict, **kwargs: Any) -> None:
+        super().__init__(children=children, **kwargs)
+        self.recording = recording
+
+    def _recording(self) -> dict:
+        return self.recording
 
 
 class GraphWidget(_FallbackHTML, anywidget.AnyWidget):

@@ -146,3 +146,14 @@ def test_shipped_extension_is_what_the_builder_makes() -> None:
     if not build.can_build():
         pytest.skip("needs node and `npm --prefix extensions ci`")
     assert build.check_rebuild() == []
+
+
+def test_reopened_recording_shows_one_recording_for_its_views(tmp_path: Path) -> None:
+    with tk.profiler.profile(), tk.autograd.Tape() as tape:
+        _net()(tk.randn(2, 3)).sum().backward()
+    rec = tk.notebook.open(str(tape.save(str(tmp_path / "run.tkrec.json"))))
+    payload = _data(rec.show())[MIME]
+    assert payload["view"]["sections"] == ["graph", "profile", "replay"]
+    assert payload["graph"] == rec.graph and payload["profile"] == rec.profile
+    assert payload["view"]["replay"] == rec.replay
+    assert payload["view"] == rec.view, "what the file's tab shows, the output shows"
