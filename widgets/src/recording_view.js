@@ -171,14 +171,3 @@ export function linkSelections(graphModel, profileModel, links) {
 function cannotShow(problems) {
   return `Cannot show this tensorkit recording: ${problems.join("; ")}.`;
 }
-
-/**
- * Decode a base64 string of gzip-compressed UTF-8 text (the text/html fallback's payloads).
- * @param {string} base64
- * @returns {Promise<string>}
- */
-export async function gunzipBase64(base64) {
-  const bytes = Uint8Array.from(atob(base64), (c) => c.charCodeAt(0));
-  const stream = new Blob([bytes]).stream().pipeThrough(new DecompressionStream("gzip"));
-  return new Response(stream).text();
-}

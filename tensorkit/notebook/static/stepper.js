@@ -1,4 +1,4 @@
-/* tensorkit widgets bundle: esbuild 0.28.2, widgets/src sha256=6ef99545bb9cb42ecce94723352c29d1cd0ce59e03a1507e508f5e014dade37d */
+/* tensorkit widgets bundle: esbuild 0.28.2, widgets/src sha256=97761ea38ee90252c4515b61caa1d3e93623318df86241da0d333acd5ea3bfae */
 
 // widgets/src/format.js
 function shapeText(shape) {
