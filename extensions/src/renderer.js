@@ -18,9 +18,6 @@ import { MIME_TYPE, SAVED_NOTE, renderRecording } from "../../widgets/src/record
 
 export { MIME_TYPE };
 export const WIDGET_MIME_TYPE = "application/vnd.jupyter.widget-view+json";
-/** Bound on waiting for the widget manager of a notebook (it exists once the notebook has a
- * session context). */
-export const MANAGER_WAIT_MS = 5000;
 
 /**
  * The recording in a MIME model's data: an object, or JSON text (a file opened as text).
@@ -52,15 +49,34 @@ export class RecordingRenderer extends Panel {
     this._watch = null;
   }
 
+  /**
+   * Show the live widget or the recorded view. The recorded view shows at once when the
+   * notebook's widget manager is not there yet (no kernel session), and gives way to the live
+   * widget if the manager turns out to hold the model.
+   */
   async renderModel(model) {
-    this._clear();
-    const live = await this._liveRenderer(model);
-    if (live) {
+    const token = this._begin();
+    const live = this._widgetRenderer(model);
+    const pending = live && managerOf(live);
+    if (!pending) {
+      if (live) live.dispose();
+      this._showRecorded(model);
+      return;
+    }
+    const early = await Promise.race([pending, nextTask()]);
+    if (!early && !this._stale(token)) this._showRecorded(model);
+    const manager = early || (await pending);
+    const id = model.data[WIDGET_MIME_TYPE].model_id;
+    if (!this._stale(token) && (await isLive(manager, id)) && !this._stale(token)) {
+      this._clear();
       this.addWidget(live);
       await live.renderModel(model);
       return;
     }
-    this._showRecorded(model);
+    live.dispose();
+    if (this._stale(token)) return;
+    if (early) this._showRecorded(model);
+    if (!manager.restoredStatus && manager.restored) this._rerenderWhenRestored(manager, model);
   }
 
   dispose() {
@@ -69,25 +85,34 @@ export class RecordingRenderer extends Panel {
     super.dispose();
   }
 
-  /** The widget view renderer, when the output's widget model is live; else null. */
-  async _liveRenderer(model) {
+  /** The notebook's widget view renderer for a trusted output with a widget view; else null. */
+  _widgetRenderer(model) {
     const view = model.data[WIDGET_MIME_TYPE];
     if (!view || !view.model_id || !model.trusted || !this._rendermime) return null;
     const factory = this._rendermime.getFactory(WIDGET_MIME_TYPE);
     if (!factory) return null;
-    const renderer = factory.createRenderer({ ...this._options, mimeType: WIDGET_MIME_TYPE });
-    const manager = await managerOf(renderer);
-    if (manager && (await isLive(manager, view.model_id))) return renderer;
-    renderer.dispose();
-    if (manager && !manager.restoredStatus && manager.restored) {
-      const handler = () => {
-        this._unwatch();
-        void this.renderModel(model);
-      };
-      manager.restored.connect(handler);
-      this._watch = { signal: manager.restored, handler };
-    }
-    return null;
+    return factory.createRenderer({ ...this._options, mimeType: WIDGET_MIME_TYPE });
+  }
+
+  _rerenderWhenRestored(manager, model) {
+    const handler = () => {
+      this._unwatch();
+      void this.renderModel(model);
+    };
+    manager.restored.connect(handler);
+    this._watch = { signal: manager.restored, handler };
+  }
+
+  /** Start a rendering: clear the last one; returns its token (see _stale). */
+  _begin() {
+    this._clear();
+    this._token = (this._token || 0) + 1;
+    return this._token;
+  }
+
+  /** Whether a later rendering (or disposal) replaced the one of `token`. */
+  _stale(token) {
+    return this.isDisposed || token !== this._token;
   }
 
   _unwatch() {
@@ -116,15 +141,17 @@ export class RecordingRenderer extends Panel {
 }
 
 /**
- * The widget manager behind a widget view renderer of @jupyter-widgets/jupyterlab-manager 5
- * (its WidgetRenderer keeps it as a promise, resolved once the notebook has a kernel
- * session), or null if none comes within MANAGER_WAIT_MS.
+ * The promise of the widget manager behind a widget view renderer of
+ * @jupyter-widgets/jupyterlab-manager 5 (its WidgetRenderer resolves it once the notebook has
+ * a kernel session), or null for a renderer without one.
  */
-async function managerOf(renderer) {
-  const pending = renderer._manager && renderer._manager.promise;
-  if (!pending) return null;
-  const timeout = new Promise((resolve) => setTimeout(() => resolve(null), MANAGER_WAIT_MS));
-  return Promise.race([pending, timeout]);
+function managerOf(renderer) {
+  return (renderer._manager && renderer._manager.promise) || null;
+}
+
+/** Resolves to null after the current task (a manager already there wins the race). */
+function nextTask() {
+  return new Promise((resolve) => setTimeout(() => resolve(null), 0));
 }
 
 /** Whether `manager` holds model `id` with an open comm to a running kernel. */
