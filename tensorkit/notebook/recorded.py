@@ -177,7 +177,7 @@ or view this page with JavaScript on, to see the graph, backward steps and profi
     const viewer = await window.tensorkitRecordingView;
     const recording = JSON.parse(await unpack("{data}"));
     el.replaceChildren();
-    viewer.renderRecording(el, recording, {{ note: viewer.SAVED_NOTE }});
+    viewer.renderRecording(el, recording, {{ note: viewer.STATIC_NOTE }});
   }} catch (error) {{
     el.firstChild.textContent = "tensorkit recording could not be shown: " + error;
   }}

@@ -21,6 +21,8 @@ export const SAVED_NOTE =
   "Saved recording: the kernel that made this widget is not running, so this is the view " +
   "recorded when the cell ran (the graph, backward steps and profile work here; run the cell " +
   "again for the live widget).";
+export const STATIC_NOTE =
+  "Recorded when the cell ran: the graph, backward steps and profile work here with no kernel.";
 
 /**
  * A model with the anywidget interface (get, set, on, off, save_changes) over plain state.

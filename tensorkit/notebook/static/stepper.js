@@ -1,4 +1,4 @@
-/* tensorkit widgets bundle: esbuild 0.28.2, widgets/src sha256=97761ea38ee90252c4515b61caa1d3e93623318df86241da0d333acd5ea3bfae */
+/* tensorkit widgets bundle: esbuild 0.28.2, widgets/src sha256=d4ba3541e86195aed1d3b0ba1dc18ccd9ae6636d03ab54000e558d75bcc7eab2 */
 
 // widgets/src/format.js
 function shapeText(shape) {
