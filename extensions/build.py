@@ -1,8 +1,9 @@
 """Build tensorkit's JupyterLab extension into tensorkit/labextension, or check that the
 committed build matches its sources.
 
-The sources are extensions/ (package.json, src/, style/) and the widget front ends it bundles
-from widgets/src. ``build`` runs JupyterLab's own builder from npm (``build-labextension``
+The sources are extensions/ (package.json and its lock, src/, style/) and the widget front
+ends it bundles from widgets/src (with widgets/package-lock.json: run ``npm --prefix widgets ci``
+too before building). ``build`` runs JupyterLab's own builder from npm (``build-labextension``
 of @jupyterlab/builder, in extensions/node_modules after ``npm --prefix extensions ci``)
 against the installed JupyterLab's shared packages, then records a SHA-256 of the sources in
 ``tensorkit/labextension/sources.sha256``. ``check`` rebuilds and compares the files byte for
@@ -28,10 +29,12 @@ HASH_FILE = "sources.sha256"
 BUILDER = HERE / "node_modules" / ".bin" / "build-labextension"
 SOURCES = (
     HERE / "package.json",
+    HERE / "package-lock.json",
     HERE / "install.json",
     HERE / "src",
     HERE / "style",
     REPO / "widgets" / "src",
+    REPO / "widgets" / "package-lock.json",  # the widgets' own npm dependencies, bundled too
 )
 
 
