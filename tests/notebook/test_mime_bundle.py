@@ -8,6 +8,8 @@ import gzip
 import importlib.util
 import json
 import re
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -157,3 +159,21 @@ def test_reopened_recording_shows_one_recording_for_its_views(tmp_path: Path) ->
     assert payload["graph"] == rec.graph and payload["profile"] == rec.profile
     assert payload["view"]["replay"] == rec.replay
     assert payload["view"] == rec.view, "what the file's tab shows, the output shows"
+
+
+def test_installed_extension_is_enabled() -> None:
+    from jupyter_core.paths import jupyter_path
+
+    if not any(
+        (Path(d) / "tensorkit" / "package.json").is_file() for d in jupyter_path("labextensions")
+    ):
+        pytest.skip("tensorkit is not installed with its extension here (pip install -e .)")
+    listing = subprocess.run(
+        [sys.executable, "-m", "jupyter", "labextension", "list"],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=True,
+    )
+    plain = re.sub(r"\x1b\[[0-9;]*m", "", listing.stdout + listing.stderr)
+    assert re.search(r"tensorkit v0\.1\.0 enabled OK \(python, tensorkit\)", plain), plain
