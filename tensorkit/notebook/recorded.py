@@ -18,16 +18,20 @@ Each widget's display bundle holds, next to the live widget view,
 from __future__ import annotations
 
 import base64
+import contextlib
 import functools
 import gzip
 import json
 import secrets
 from typing import Any
 
+from ..autograd.graph import AccumulateGrad
+from ..autograd.tape import Tape
 from .profile_model import selection_links
 from .recording import FORMAT, STATIC, VERSION, _clean
 from .replay import replay_passes
 from .stepper import BackwardStepper
+from .walk import backward_nodes, root_nodes
 
 __all__ = [
     "MIME_TYPE",
@@ -104,29 +108,25 @@ def file_view(data: dict) -> dict:
 
 
 def stepper_replay(stepper: BackwardStepper, limit: int = STEP_DETAILS) -> list[dict]:
-    """The replay model of ``stepper``'s whole pass (its first ``limit`` steps), described by a
-    fresh stepper over the same loss; ``stepper``'s position and the leaves' ``.grad`` are left
-    as they were. A pass that fails is described up to the failing step."""
-    fresh = BackwardStepper(
-        stepper.loss, gradient=stepper.gradient, forward_inputs=stepper.forward_inputs
-    )
-    leaves = fresh.state()["leaf_grads"]
-    recorded = []
+    """The replay model of ``stepper``'s whole pass (its first ``limit`` steps described), as a
+    Tape records it: the pass is run again on the retained graph under a Tape, then the
+    leaves' ``.grad`` are put back, so the stepper and the leaves are as they were. A pass that
+    fails is described up to the failing step."""
+    loss = stepper.loss
+    if loss.grad_fn is None:
+        return []
+    leaves = [
+        node.variable for node in backward_nodes(root_nodes(loss)) if type(node) is AccumulateGrad
+    ]
+    grads = [leaf.grad for leaf in leaves]
+    tape = Tape(summaries=False, call_sites=False, step_details=limit)
     try:
-        while len(recorded) < limit:
-            state = fresh.next()
-            if state["step"] is None or len(recorded) == state["position"]:
-                break  # done, or the pass failed before another step
-            step = state["step"]
-            leaf = next((g for g in state["leaf_grads"] if g["id"] == step["node"]["id"]), None)
-            if leaf is not None:
-                step = {**step, "leaf_grad": leaf["grad"]}
-            recorded.append({"pass": 0, "step": step})
-        total = fresh.total_steps if fresh.done else len(recorded)
+        with tape, contextlib.suppress(Exception):  # a failing pass: its steps so far
+            loss.backward(stepper.gradient, retain_graph=True)
     finally:
-        fresh.reset()
-    recorded += [{"pass": 0, "step": None}] * max(0, total - len(recorded))
-    return replay_passes(recorded, [{"leaves": leaves}])
+        for leaf, grad in zip(leaves, grads, strict=True):
+            leaf.grad = grad
+    return replay_passes(tape.backward_steps, tape.backward_passes)
 
 
 def recorded_html(payload: dict) -> str:
