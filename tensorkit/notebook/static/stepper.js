@@ -1,4 +1,4 @@
-/* tensorkit widgets bundle: esbuild 0.28.2, widgets/src sha256=d4ba3541e86195aed1d3b0ba1dc18ccd9ae6636d03ab54000e558d75bcc7eab2 */
+/* tensorkit widgets bundle: esbuild 0.28.2, widgets/src sha256=f786ff6eab41ae55857b0c914ecb8ce65b41abf636de58ff78e9c3a36fb6d024 */
 
 // widgets/src/format.js
 function shapeText(shape) {
