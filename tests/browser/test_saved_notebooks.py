@@ -172,22 +172,43 @@ with tk.profiler.profile() as prof, tk.autograd.Tape() as tape:
 ]
 
 
-def test_nbconvert_html_shows_the_recorded_views(
-    lab: Any, browser: Any, expect: Any, artifacts: Path, tmp_path: Path
-) -> None:
+def _executed(path: Path, *, widget_state: bool) -> Any:
+    """NBCONVERT_CELLS run by nbclient and saved at ``path``, with or without widget state."""
     import nbclient
     import nbformat
 
     nb = nbformat.v4.new_notebook()
     nb.metadata["kernelspec"] = {"name": "python3", "display_name": "Python 3"}
     nb.cells = [nbformat.v4.new_code_cell(code.strip()) for code in NBCONVERT_CELLS]
+    client = nbclient.NotebookClient(nb, timeout=120, kernel_name="python3")
+    client.store_widget_state = widget_state
+    client.execute()
+    nbformat.write(nb, path)
+    return nb
+
+
+def test_saved_widget_state_without_its_kernel_shows_the_recordings(
+    open_notebook: Any, lab_extension: Path, expect: Any, tmp_path: Path
+) -> None:
+    source = tmp_path / "state.ipynb"
+    nb = _executed(source, widget_state=True)
+    assert nb.metadata["widgets"], "the notebook holds the widgets' saved state"
+    page = open_notebook("state.ipynb", source=source).page
+    # The saved models come back without a comm to a kernel: the recordings show, and work.
+    expect(page.locator(NOTE)).to_have_count(len(OUTPUTS))
+    assert page.get_by_text("Error displaying widget").count() == 0
+    replay = page.locator(".tk-recorded").nth(1).locator(".tk-replay-widget")
+    replay.locator("button.tk-button", has_text="Next").first.click()
+    expect(replay.locator("g.tk-current")).to_have_count(1)
+
+
+def test_nbconvert_html_shows_the_recorded_views(
+    lab: Any, browser: Any, expect: Any, artifacts: Path, tmp_path: Path
+) -> None:
     # As JupyterLab saves by default: outputs, no widget state (with widget state, nbconvert
     # embeds the widgets themselves, loading their manager from a CDN).
-    client = nbclient.NotebookClient(nb, timeout=120, kernel_name="python3")
-    client.store_widget_state = False
-    client.execute()
     source = tmp_path / "converted.ipynb"
-    nbformat.write(nb, source)
+    nb = _executed(source, widget_state=False)
     subprocess.run(
         [sys.executable, "-m", "nbconvert", "--to", "html", str(source)],
         check=True,
