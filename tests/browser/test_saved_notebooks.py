@@ -152,6 +152,11 @@ def test_recording_file_opens_in_a_tab_from_the_file_browser(
         replay.locator("button.tk-button", has_text="Next").first.click()
         expect(replay.locator("g.tk-current")).to_have_attribute("data-id", first)
         page.screenshot(path=str(artifacts / "test_saved_notebooks-recording-file.png"))
+        # Taller than the tab: the tab scrolls to its end.
+        scroller = tab.locator(".tk-recording-renderer")
+        assert scroller.evaluate("(e) => e.scrollHeight > e.clientHeight")
+        scroller.evaluate("(e) => { e.scrollTop = e.scrollHeight; }")
+        expect(replay.locator(".tk-panel")).to_be_in_viewport()
     finally:
         page.close()
 
