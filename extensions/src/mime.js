@@ -8,11 +8,10 @@
 import { MIME_TYPE, RANK, recordingFactory } from "./renderer.js";
 
 export const FILE_TYPE = "tensorkit-recording";
-export const FILE_NOTE = "tensorkit recording file: the view recorded by Tape.save.";
 
 export default {
   id: "tensorkit:recording-renderer",
-  rendererFactory: recordingFactory(null, FILE_NOTE),
+  rendererFactory: recordingFactory(),
   rank: RANK,
   dataType: "json",
   fileTypes: [

@@ -5,13 +5,12 @@
  */
 
 import { IConsoleTracker } from "@jupyterlab/console";
-import { SAVED_NOTE } from "../../widgets/src/recording_view.js";
 import { RANK, recordingFactory } from "./renderer.js";
 import "../style/index.css";
 
 /** Put a recording renderer bound to `rendermime` ahead of its widget view. */
 function bindTo(rendermime) {
-  rendermime.addFactory(recordingFactory(rendermime, SAVED_NOTE), RANK);
+  rendermime.addFactory(recordingFactory(rendermime), RANK);
 }
 
 const plugin = {

@@ -14,7 +14,12 @@
  */
 
 import { Panel, Widget } from "@lumino/widgets";
-import { MIME_TYPE, SAVED_NOTE, renderRecording } from "../../widgets/src/recording_view.js";
+import {
+  MIME_TYPE,
+  RECORDING_NOTE,
+  SAVED_NOTE,
+  renderRecording,
+} from "../../widgets/src/recording_view.js";
 
 export { MIME_TYPE };
 export const WIDGET_MIME_TYPE = "application/vnd.jupyter.widget-view+json";
@@ -37,14 +42,12 @@ export class RecordingRenderer extends Panel {
    * @param {object} options the renderer options JupyterLab passes to a factory
    * @param {object | null} rendermime the notebook's registry, to find its widget view
    *   renderer (null outside notebooks: the recorded view always shows)
-   * @param {string} note shown above the recorded view
    */
-  constructor(options, rendermime = null, note = SAVED_NOTE) {
+  constructor(options, rendermime = null) {
     super();
     this.addClass("tk-recording-renderer");
     this._options = options;
     this._rendermime = rendermime;
-    this._note = note;
     this._cleanup = null;
     this._watch = null;
   }
@@ -129,7 +132,10 @@ export class RecordingRenderer extends Panel {
       host.node.textContent = `Cannot show this tensorkit recording: ${recording.problem}.`;
       return;
     }
-    this._cleanup = renderRecording(host.node, recording, { note: this._note });
+    // A widget's output says why its widget is not there; a recording shown as such (a file,
+    // tk.notebook.open(...)) says what it is.
+    const note = model.data[WIDGET_MIME_TYPE] ? SAVED_NOTE : RECORDING_NOTE;
+    this._cleanup = renderRecording(host.node, recording, { note });
   }
 
   _clear() {
@@ -169,12 +175,12 @@ async function isLive(manager, id) {
  * A rendermime factory of recording renderers; with a notebook's `rendermime`, they show the
  * live widget when it is alive.
  */
-export function recordingFactory(rendermime = null, note = SAVED_NOTE) {
+export function recordingFactory(rendermime = null) {
   return {
     safe: true,
     mimeTypes: [MIME_TYPE],
     defaultRank: RANK,
-    createRenderer: (options) => new RecordingRenderer(options, rendermime, note),
+    createRenderer: (options) => new RecordingRenderer(options, rendermime),
   };
 }
 

@@ -104,17 +104,23 @@ class Recording:
         replay = ReplayWidget(passes=self.replay)
         return RecordedBox([view, replay], recording=recording_of(self.to_dict()))
 
+    def _repr_mimebundle_(self, **kwargs: Any) -> dict:
+        """The recording (drawn by the JupyterLab extension) and :meth:`_repr_html_`."""
+        from .recorded import MIME_TYPE, recording_of
+
+        return {
+            "text/plain": repr(self),
+            MIME_TYPE: recording_of(self.to_dict()),
+            "text/html": self._repr_html_(),
+        }
+
     def _repr_html_(self) -> str:
-        try:
-            from .profile_widget import profile_html
-            from .widgets import graph_svg
-        except ImportError:
-            static = ""
-        else:
-            static = graph_svg(self.graph)
-            if self.profile is not None:
-                static += profile_html(self.profile)
-        return static + _steps_tables(self.replay) + _entries_table(self.entries, self.snippets)
+        """The recorded view (graph, profile, replay: a script, no kernel needed), then the
+        backward steps and the entries as tables."""
+        from .recorded import recorded_html, recording_of
+
+        view = recorded_html(recording_of(self.to_dict()))
+        return view + _steps_tables(self.replay) + _entries_table(self.entries, self.snippets)
 
 
 # --------------------------------------------------------------------------------- saving

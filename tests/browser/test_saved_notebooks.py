@@ -144,7 +144,7 @@ def test_recording_file_opens_in_a_tab_from_the_file_browser(
         expect(tab).to_have_count(1)
         current = page.locator(".lm-TabBar-tab.lm-mod-current", has_text="run.tkrec.json")
         expect(current).to_be_visible()
-        expect(tab.locator(NOTE)).to_contain_text("recording file")
+        expect(tab.locator(NOTE)).to_contain_text("that Tape.save recorded")
         expect(tab.locator(f".tk-recorded-graph {GRAPH_NODES}")).to_have_count(
             len(recording.graph["nodes"])
         )

@@ -160,6 +160,10 @@ def test_reopened_recording_shows_one_recording_for_its_views(tmp_path: Path) ->
     assert payload["graph"] == rec.graph and payload["profile"] == rec.profile
     assert payload["view"]["replay"] == rec.replay
     assert payload["view"] == rec.view, "what the file's tab shows, the output shows"
+    shown = rec._repr_mimebundle_()
+    assert shown[MIME] == payload and shown["text/plain"] == repr(rec)
+    assert "tk-recorded-output" in shown["text/html"]
+    assert 'class="tk-recording-entries"' in shown["text/html"]
 
 
 def test_installed_extension_is_enabled() -> None:

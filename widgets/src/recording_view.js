@@ -21,6 +21,8 @@ export const SAVED_NOTE =
   "Saved recording: the kernel that made this widget is not running, so this is the view " +
   "recorded when the cell ran (the graph, backward steps and profile work here; run the cell " +
   "again for the live widget).";
+export const RECORDING_NOTE =
+  "tensorkit recording: the graph, backward steps and profile that Tape.save recorded.";
 export const STATIC_NOTE =
   "Recorded when the cell ran: the graph, backward steps and profile work here with no kernel.";
 

@@ -1,4 +1,4 @@
-/* tensorkit widgets bundle: esbuild 0.28.2, widgets/src sha256=f786ff6eab41ae55857b0c914ecb8ce65b41abf636de58ff78e9c3a36fb6d024 */
+/* tensorkit widgets bundle: esbuild 0.28.2, widgets/src sha256=bb0b32b7661ae7f592b566bda4e2e8c11d8317f9e546704575a9954cdab873c5 */
 
 // widgets/src/format.js
 function shapeText(shape) {
