@@ -31,6 +31,9 @@ nb_execution_show_tb = True
 # no ipywidgets manager script is loaded from a CDN.
 nb_mime_priority_overrides = [("html", "application/vnd.jupyter.widget-view+json", None)]
 nb_ipywidgets_js = {}
+# Widget outputs also carry their recording (application/vnd.tensorkit.recording+json) for the
+# JupyterLab extension; the page shows the text/html beside it, the same recorded view.
+suppress_warnings = ["mystnb.unknown_mime_type"]
 
 # -------------------------------------------------------------------------------- autodoc
 autodoc_default_options = {"members": True, "show-inheritance": False}

@@ -1,6 +1,8 @@
 /**
  * Bundle each widget's front end into tensorkit/notebook/static (or into the directory given
- * as the first argument): graph.js, stepper.js, profile.js, replay.js and widgets.css. Each
+ * as the first argument): graph.js, stepper.js, profile.js, replay.js and widgets.css, and the
+ * recorded view (recording_view.js) as a minified plain script defining
+ * `tensorkitRecordingView`, which the outputs' text/html fallback inlines. Each
  * bundle starts with a header naming the esbuild version and a SHA-256 of widgets/src, which
  * widgets/check_bundle.py compares when node is not available.
  *
@@ -63,5 +65,17 @@ await esbuild.build({
   target: "es2020",
   outdir,
   banner: { js: header, css: header },
+  logLevel: "warning",
+});
+await esbuild.build({
+  absWorkingDir: root,
+  entryPoints: ["widgets/src/recording_view.js"],
+  bundle: true,
+  format: "iife",
+  globalName: "tensorkitRecordingView",
+  minify: true,
+  target: "es2020",
+  outfile: join(outdir, "recording_view.js"),
+  banner: { js: header },
   logLevel: "warning",
 });

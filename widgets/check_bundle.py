@@ -23,7 +23,14 @@ from pathlib import Path
 HERE = Path(__file__).resolve().parent
 SRC = HERE / "src"
 STATIC = HERE.parent / "tensorkit" / "notebook" / "static"
-BUNDLES = ("graph.js", "stepper.js", "profile.js", "replay.js", "widgets.css")
+BUNDLES = (
+    "graph.js",
+    "stepper.js",
+    "profile.js",
+    "replay.js",
+    "widgets.css",
+    "recording_view.js",
+)
 HEADER = re.compile(
     r"^/\* tensorkit widgets bundle: esbuild (\S+), widgets/src sha256=([0-9a-f]{64}) \*/"
 )

@@ -1,4 +1,4 @@
-"""The profile view widget (anywidget), its link to the graph widget, and its static HTML.
+"""The profile view widget (anywidget) and its link to the graph widget.
 
 :class:`ProfileWidget` syncs ``model`` (:func:`~tensorkit.notebook.profile_model.build_profile`)
 and ``selected`` (a profiler event index, -1 for none); the front end sorts the op table,
@@ -12,7 +12,6 @@ op's row.
 
 from __future__ import annotations
 
-import html
 from collections.abc import Iterable
 from typing import Any
 
@@ -22,21 +21,19 @@ import traitlets
 
 from ..autograd.tape import Tape, TapeEntry
 from .graph_model import build_graph
-from .numbers import bytes_text, time_text
 from .profile_model import MAX_ROWS, build_profile, selection_links
-from .widgets import STATIC, GraphWidget, graph_svg
+from .recorded import recording_payload
+from .widgets import STATIC, GraphWidget, _FallbackHTML
 
 __all__ = [
     "ProfileView",
     "ProfileWidget",
     "linked_view",
-    "profile_html",
     "show_profile",
-    "side_by_side_html",
 ]
 
 
-class ProfileWidget(anywidget.AnyWidget):
+class ProfileWidget(_FallbackHTML, anywidget.AnyWidget):
     """Per-op table, time by module, memory timeline and allocator blocks of one profile."""
 
     _esm = STATIC / "profile.js"
@@ -52,11 +49,8 @@ class ProfileWidget(anywidget.AnyWidget):
             )
         return proposal["value"]
 
-    def _repr_html_(self) -> str:
-        return profile_html(self.model)
-
-    def _repr_mimebundle_(self, **kwargs: Any) -> Any:
-        return _with_html(super()._repr_mimebundle_(**kwargs), profile_html(self.model))
+    def _recording(self) -> dict:
+        return recording_payload(["profile"], profile=self.model)
 
 
 #: The flex items of the two sides (grow, shrink, basis): side by side in outputs wide enough
@@ -65,7 +59,7 @@ GRAPH_FLEX = "3 1 560px"
 PROFILE_FLEX = "2 1 420px"
 
 
-class ProfileView(ipywidgets.Box):
+class ProfileView(_FallbackHTML, ipywidgets.Box):
     """A :class:`GraphWidget` beside a :class:`ProfileWidget` (stacked on narrow outputs),
     their selections linked."""
 
@@ -113,29 +107,16 @@ class ProfileView(ipywidgets.Box):
         finally:
             self._syncing = False
 
-    def _repr_html_(self) -> str:
-        return side_by_side_html(graph_svg(self.graph.graph), profile_html(self.profile.model))
-
-    def _repr_mimebundle_(self, **kwargs: Any) -> Any:
-        return _with_html(super()._repr_mimebundle_(**kwargs), self._repr_html_())
-
-
-def _with_html(bundle: Any, text: str) -> Any:
-    bundle = bundle or {}
-    data, metadata = bundle if isinstance(bundle, tuple) else (bundle, None)
-    data = {**data, "text/html": text}
-    return data if metadata is None else (data, metadata)
-
-
-def side_by_side_html(left: str, right: str) -> str:
-    """Two HTML fragments side by side where the page is wide enough, else stacked (inline
-    styles: a static render has none of the widgets' CSS)."""
-    box = "display:flex;flex-wrap:wrap;gap:8px;align-items:flex-start"
-    side = "min-width:0;overflow:auto;flex:"
-    return (
-        f'<div class="tk-side-by-side" style="{box}"><div style="{side}{GRAPH_FLEX}">{left}</div>'
-        f'<div style="{side}{PROFILE_FLEX}">{right}</div></div>'
-    )
+    def _recording(self) -> dict:
+        return recording_payload(
+            ["graph", "profile"],
+            graph=self.graph.graph,
+            profile=self.profile.model,
+            links={"node_of": self._node_of, "index_of": self._index_of},
+            collapsed=self.graph.collapsed,
+            color_by=self.graph.color_by,
+            show_backward=self.graph.show_backward,
+        )
 
 
 def linked_view(graph: dict, profile: dict, entries: Iterable[TapeEntry | dict]) -> ProfileView:
@@ -182,108 +163,3 @@ def _check_same_profile(prof: Any, tape: Tape) -> None:
             "the tape holds no profiled ops: record it inside the same "
             "`with tk.profiler.profile():` block"
         )
-
-
-# ------------------------------------------------------------------------------ static HTML
-COLUMNS = (  # sort key, header, row field, numeric
-    ("index", "#", "index", True),
-    ("name", "op", "name", False),
-    ("phase", "phase", "phase", False),
-    ("module", "module", "module", False),
-    ("shapes", "shapes", None, False),
-    ("host_time", "host time", "host_time_ns", True),
-    ("gpu_time", "GPU time", "gpu_time_ns", True),
-    ("bytes", "allocated", "alloc_bytes", True),
-    ("call_site", "call site", "call_site", False),
-)
-
-
-def _columns(model: dict) -> list[tuple]:
-    has = model.get("has", {})
-    hidden = {
-        "gpu_time": not has.get("gpu_time"),
-        "bytes": not has.get("memory"),
-        "shapes": not has.get("shapes"),
-        "call_site": not has.get("call_sites"),
-    }
-    return [c for c in COLUMNS if not hidden.get(c[0])]
-
-
-def profile_html(model: dict) -> str:
-    """The profile as static HTML (for renders without a kernel): the timing mode, the op
-    table (same classes and data attributes as the widget's), time by module and by function,
-    and peak memory."""
-    esc = html.escape
-    columns = _columns(model)
-    head = "".join(
-        f'<th data-sort-key="{key}" aria-sort="none">{esc(label)}</th>'
-        for key, label, _, _ in columns
-    )
-    body = []
-    for row in model.get("rows", []):
-        cells = []
-        for key, _, field, numeric in columns:
-            if key == "shapes":
-                cells.append(f"<td>{esc(_shapes_text(row))}</td>")
-            elif numeric:
-                value = row.get(field)
-                shown = _cell_number(key, value)
-                data = "" if value is None else f' data-value="{esc(str(value))}"'
-                cells.append(f'<td class="tk-num"{data}>{esc(shown)}</td>')
-            else:
-                cells.append(f"<td>{esc(str(row.get(field) or ''))}</td>")
-        body.append(f'<tr data-index="{esc(str(row["index"]))}">{"".join(cells)}</tr>')
-    omitted = model.get("omitted", {})
-    note = ""
-    if omitted.get("count"):
-        note = (
-            f"<p class='tk-muted'>{esc(str(omitted['count']))} cheaper ops not shown "
-            f"({time_text(omitted.get('host_time_ns', 0))} host time)</p>"
-        )
-    groups = "".join(_group_table(model.get(f"{key}s", []), key) for key in ("module", "function"))
-    memory = model.get("memory")
-    peak = ""
-    if memory:
-        peak = (
-            f"<p>Peak allocated: {bytes_text(memory['peak_bytes'])} after op "
-            f"{esc(str(memory['peak_index']))}. {esc(str(memory['allocator']))}.</p>"
-        )
-    return (
-        '<div class="tk-profile tk-static">'
-        f"<p class='tk-muted'>{esc(str(model.get('total_ops', 0)))} ops; timing: "
-        f"{esc(str(model.get('timing_mode', '')))}</p>"
-        f'<table class="tk-profile-table"><thead><tr>{head}</tr></thead>'
-        f"<tbody>{''.join(body)}</tbody></table>{note}{groups}{peak}</div>"
-    )
-
-
-def _group_table(groups: list[dict], key: str) -> str:
-    """Time by module path or by function (``key``): ops, forward and backward time."""
-    esc = html.escape
-    rows = "".join(
-        f"<tr><td>{esc(str(g[key]))}</td><td class='tk-num'>{esc(str(g['count']))}</td>"
-        f"<td class='tk-num'>{time_text(g['host_ns'].get('forward', 0))}</td>"
-        f"<td class='tk-num'>{time_text(g['host_ns'].get('backward', 0))}</td></tr>"
-        for g in groups
-    )
-    return (
-        f'<table class="tk-profile-groups tk-profile-{key}s"><thead><tr><th>{key}</th>'
-        f"<th>ops</th><th>forward</th><th>backward</th></tr></thead><tbody>{rows}</tbody></table>"
-    )
-
-
-def _shapes_text(row: dict) -> str:
-    def shapes(items: list | None) -> str:
-        return ", ".join("?" if s is None else "x".join(map(str, s)) or "scalar" for s in items)
-
-    if row.get("output_shapes") is None:
-        return ""
-    return f"{shapes(row.get('input_shapes') or [])} -> {shapes(row['output_shapes'])}"
-
-
-def _cell_number(key: str, value: Any) -> str:
-    if value is None:
-        return ""
-    if key.endswith("time"):
-        return time_text(value)
-    return bytes_text(value) if key == "bytes" else str(value)

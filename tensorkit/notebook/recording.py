@@ -4,9 +4,11 @@
 (:func:`~tensorkit.notebook.build_graph`), for a Tape recorded inside a profiler the
 profile model (:func:`~tensorkit.notebook.profile_model.build_profile`: times, memory
 timeline) and the described backward steps with each pass's leaves
-(:mod:`~tensorkit.notebook.replay`) as one JSON file, atomically. :func:`open_recording`
-reads it back as a :class:`Recording` (plain data; nothing in the file is ever executed; version
-1 files (no profile) and 2 (no replay) still open), after checking all of it against the schema
+(:mod:`~tensorkit.notebook.replay`) as one JSON file, atomically, with the ``view`` that the
+JupyterLab extension draws when the file is opened in a tab
+(:func:`~tensorkit.notebook.recorded.file_view`). :func:`open_recording` reads it back as a
+:class:`Recording` (plain data; nothing in the file is ever executed; version 1 files (no
+profile) and 2 (no replay) still open), after checking all of it against the schema
 (:mod:`~tensorkit.notebook.recording_schema`): a file that is not UTF-8, not JSON, nested too
 deeply or with any field of the wrong type raises :class:`RecordingError` naming the file and
 the field. :func:`to_html` writes a page that needs no kernel and no network: the models as
@@ -65,6 +67,7 @@ class Recording:
         self.snippets: dict[str, dict] = data["snippets"]
         self.profile: dict | None = data.get("profile")
         self.backward_passes: list[dict] = data.get("backward_passes", [])
+        self.view: dict | None = data.get("view")  # what the JupyterLab extension draws
         self.replay: list[dict] = replay_passes(self.backward_steps, self.backward_passes)
 
     def __len__(self) -> int:
@@ -85,6 +88,7 @@ class Recording:
             "graph": self.graph,
             "profile": self.profile,
             "backward_passes": self.backward_passes,
+            **({} if self.view is None else {"view": self.view}),
         }
 
     def show(self) -> Any:
@@ -92,11 +96,10 @@ class Recording:
         has a profile; above a ``ReplayWidget`` of the backward steps when it has some) when
         anywidget is importable, else static HTML."""
         try:
-            import ipywidgets
-
             from .profile_widget import linked_view
+            from .recorded import recording_of
             from .replay_widget import ReplayWidget
-            from .widgets import GraphWidget
+            from .widgets import GraphWidget, RecordedBox
         except ImportError:
             return self._repr_html_()
         if self.profile is None:
@@ -105,19 +108,26 @@ class Recording:
             view = linked_view(self.graph, self.profile, self.entries)
         if not self.replay:
             return view
-        return ipywidgets.VBox([view, ReplayWidget(passes=self.replay)])
+        replay = ReplayWidget(passes=self.replay)
+        return RecordedBox([view, replay], recording=recording_of(self.to_dict()))
+
+    def _repr_mimebundle_(self, **kwargs: Any) -> dict:
+        """The recording (drawn by the JupyterLab extension) and :meth:`_repr_html_`."""
+        from .recorded import MIME_TYPE, recording_of
+
+        return {
+            "text/plain": repr(self),
+            MIME_TYPE: recording_of(self.to_dict()),
+            "text/html": self._repr_html_(),
+        }
 
     def _repr_html_(self) -> str:
-        try:
-            from .profile_widget import profile_html
-            from .widgets import graph_svg
-        except ImportError:
-            static = ""
-        else:
-            static = graph_svg(self.graph)
-            if self.profile is not None:
-                static += profile_html(self.profile)
-        return static + _steps_tables(self.replay) + _entries_table(self.entries, self.snippets)
+        """The recorded view (graph, profile, replay: a script, no kernel needed), then the
+        backward steps and the entries as tables."""
+        from .recorded import recorded_html, recording_of
+
+        view = recorded_html(recording_of(self.to_dict()))
+        return view + _steps_tables(self.replay) + _entries_table(self.entries, self.snippets)
 
 
 # --------------------------------------------------------------------------------- saving
@@ -129,8 +139,10 @@ def save_tape(tape: Tape, path: str | os.PathLike) -> Path:
 
 
 def _tape_data(tape: Tape) -> dict:
+    from .recorded import file_view  # it builds on this module
+
     entries = [entry.to_dict() for entry in tape.entries]
-    return {
+    data = {
         "format": FORMAT,
         "version": VERSION,
         "entries": entries,
@@ -140,6 +152,7 @@ def _tape_data(tape: Tape) -> dict:
         "profile": _profile(tape),
         "backward_passes": list(tape.backward_passes),
     }
+    return {**data, "view": file_view(data)}
 
 
 def _profile(tape: Tape) -> dict | None:

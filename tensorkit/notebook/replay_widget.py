@@ -3,8 +3,8 @@
 Its synced traits are ``passes`` (:func:`~tensorkit.notebook.replay.replay_passes` models),
 ``pass_index`` (the pass shown) and ``position`` (steps run, 0 before the first). The front end
 (``replay.js``) moves ``position`` itself (Next / Previous / Reset / Run to end, keys n p r e)
-with no kernel call; setting it from Python moves the view. Where widgets cannot run, the
-graph's SVG and a table of the steps stand in.
+with no kernel call; setting it from Python moves the view. Its display bundle carries the
+same passes as a recording (:mod:`~tensorkit.notebook.recorded`), replayable with no kernel.
 """
 
 from __future__ import annotations
@@ -14,8 +14,8 @@ from typing import Any
 import anywidget
 import traitlets
 
-from .replay import steps_table
-from .widgets import STATIC, _FallbackHTML, graph_svg
+from .recorded import recording_payload
+from .widgets import STATIC, _FallbackHTML
 
 __all__ = ["ReplayWidget"]
 
@@ -57,5 +57,7 @@ class ReplayWidget(_FallbackHTML, anywidget.AnyWidget):
             raise traitlets.TraitError(f"position must be in [0, {total}], got {position}")
         return position
 
-    def _repr_html_(self) -> str:
-        return graph_svg(self.graph) + steps_table(self.passes[self.pass_index])
+    def _recording(self) -> dict:
+        return recording_payload(
+            ["replay"], replay=self.passes, pass_index=self.pass_index, position=self.position
+        )

@@ -25,6 +25,7 @@ import traitlets
 from ..tensor import Tensor
 from .check import check_graph, check_node
 from .graph_model import build_graph
+from .recorded import recording_payload, stepper_replay
 from .stepper import BackwardStepper
 from .values import finite_or_label
 from .widgets import STATIC, _FallbackHTML
@@ -65,6 +66,14 @@ class StepperWidget(_FallbackHTML, anywidget.AnyWidget):
             checks={"nodes": {}, "graph": None},
             **kwargs,
         )
+
+    def _recording(self) -> dict:
+        """The pass replayed from its first step (opened at the current position); the graph
+        alone when no step can be described."""
+        passes = stepper_replay(self.stepper)
+        if not passes:
+            return recording_payload(["graph"], graph=self.graph)
+        return recording_payload(["replay"], replay=passes, position=self.stepper.position)
 
     @traitlets.observe("action")
     def _run_action(self, change: dict) -> None:

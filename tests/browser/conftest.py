@@ -208,6 +208,35 @@ def lab(_browser_env: str, tmp_path_factory: pytest.TempPathFactory) -> Iterator
                 proc.wait(timeout=15)
 
 
+@pytest.fixture(scope="session")
+def lab_extension(lab: Lab) -> Path:
+    """The tensorkit JupyterLab extension the lab loads: the one installed with the package
+    (``share/jupyter/labextensions/tensorkit``, as ``pip install`` puts it, and as CI has it),
+    built from this tree's sources. Skips (fails under TENSORKIT_REQUIRE_BROWSER=1) when it is
+    missing or stale."""
+    from jupyter_core.paths import jupyter_path
+
+    installed = next(
+        (
+            Path(d) / "tensorkit"
+            for d in jupyter_path("labextensions")
+            if (Path(d) / "tensorkit" / "package.json").is_file()
+        ),
+        None,
+    )
+    built = REPO / "tensorkit" / "labextension" / "sources.sha256"
+    problem = None
+    if installed is None:
+        problem = "the tensorkit JupyterLab extension installed (pip install -e .)"
+    elif (installed / "sources.sha256").read_bytes() != built.read_bytes():
+        problem = f"the extension at {installed} to match this tree (reinstall: pip install -e .)"
+    if problem is not None:
+        if os.environ.get("TENSORKIT_REQUIRE_BROWSER") == "1":
+            pytest.fail(f"TENSORKIT_REQUIRE_BROWSER=1 but the tests need {problem}", pytrace=False)
+        pytest.skip(f"these tests need {problem}")
+    return installed
+
+
 # ----------------------------------------------------------------------------- browser
 @pytest.fixture(scope="session")
 def browser(_browser_env: str) -> Iterator[Any]:

@@ -254,7 +254,8 @@ def test_profile_round_trip(tmp_path: Path) -> None:
     assert [r["name"] for r in rec.profile["rows"]] == [e.name for e in tape.entries]
     assert rec.profile["memory"]["allocated"] == [e.records["live_bytes"] for e in tape.entries]
     assert rec.to_dict() == data
-    assert 'class="tk-profile-table"' in rec._repr_html_()
+    shown = rec._repr_mimebundle_()["application/vnd.tensorkit.recording+json"]
+    assert shown["profile"] == rec.profile and "profile" in shown["view"]["sections"]
     assert open_recording(save_tape(_tape(), tmp_path / "plain.json")).profile is None
 
 

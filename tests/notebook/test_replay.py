@@ -225,10 +225,9 @@ def test_replay_widget_traits_and_static_fallback() -> None:
         widget.position = total + 1
     with pytest.raises(TraitError, match=r"pass_index must be in \[0, 1\), got 1"):
         widget.pass_index = 1
-    static = widget._repr_html_()
-    assert "<svg" in static and 'class="tk-replay-steps"' in static
-    assert "leaf0: AccumulateGrad" in static
-    assert widget._repr_mimebundle_()[0]["text/html"] == static
+    recorded = widget._repr_mimebundle_()[0]["application/vnd.tensorkit.recording+json"]
+    assert recorded["view"]["sections"] == ["replay"] and recorded["view"]["position"] == total
+    assert recorded["view"]["replay"] == passes
     with pytest.raises(ValueError, match="at least one pass"):
         ReplayWidget([])
 

@@ -1,17 +1,16 @@
 """The notebook widgets: traits equal the data models, the stepper's action protocol, the
-static SVG fallback, the bundles' freshness, and saved widget state from a headless run."""
+bundles' freshness, and saved widget state from a headless run (the recorded view each output
+carries: test_mime_bundle.py)."""
 
 from __future__ import annotations
 
 import importlib.util
-import re
 import subprocess
 import sys
 from pathlib import Path
 
 import pytest
 import traitlets
-from harness import create_graph_tape
 
 import tensorkit as tk
 from tensorkit.notebook import BackwardStepper, build_graph
@@ -99,75 +98,6 @@ def test_stepper_rejects_unknown_action_and_clears_it() -> None:
     assert widget.action == "" and widget.state["position"] == 0
 
 
-def test_static_fallback_draws_every_node() -> None:
-    _, tape = _model()
-    widget = tk.notebook.show(tape)
-    graph = widget.graph
-    page = widget._repr_html_()
-    assert page.count("<svg") == 1
-    nodes = re.findall(r'<g class="tk-node tk-(\w+)" data-id="([^"]+)"', page)
-    assert sorted(i for _, i in nodes) == sorted(n["id"] for n in graph["nodes"])
-    assert {k for k, _ in nodes} == {"tensor", "op"}
-    assert page.count('class="tk-edge"') == len(graph["edges"])
-    bundle = widget._repr_mimebundle_()
-    data = bundle[0] if isinstance(bundle, tuple) else bundle
-    assert data["text/html"] == page
-    assert "application/vnd.jupyter.widget-view+json" in data
-
-
-def test_static_fallback_draws_the_gradient_bands_and_their_links() -> None:
-    widget = tk.notebook.show(create_graph_tape())
-    graph = widget.graph
-    page = widget._repr_html_()
-    ids = re.findall(r'<g class="tk-node [^"]*" data-id="([^"]+)"', page)
-    assert sorted(ids) == sorted(n["id"] for n in graph["nodes"])
-    assert page.count('class="tk-link"') == len(graph["links"]) > 0
-    assert page.count("tk-backward") == sum(1 for n in graph["nodes"] if n["band"])
-    assert "gradient ops (backward)" in page and "gradient ops, order 2" in page
-    for edge in graph["edges"]:
-        assert f'data-source="{edge["source"]}" data-target="{edge["target"]}"' in page
-    widget.show_backward = False
-    hidden = widget._repr_html_()
-    assert "tk-backward" not in hidden and 'class="tk-link"' not in hidden
-
-
-def test_static_fallback_colours_nodes_with_a_legend() -> None:
-    widget = tk.notebook.show(create_graph_tape())
-    assert "tk-legend" not in widget._repr_html_()
-    widget.color_by = "grad_norm"
-    page = widget._repr_html_()
-    assert '<g class="tk-legend"' in page and "gradient norm" in page
-    norms = [
-        n["metrics"]["grad_norm"] for n in widget.graph["nodes"] if "grad_norm" in n["metrics"]
-    ]
-    assert f">{min(0.0, *norms):.4g}</text>" in page
-    assert f">{max(norms):.4g}</text>" in page
-    missing = len(widget.graph["nodes"]) - len(norms)
-    assert f"no data ({missing})" in page
-    assert page.count('fill="hsl(0, 70%, 80%)"') >= 1, "the largest norm is red"
-    assert page.count('fill="#eeeeee"') == missing + 1, "nodes without data, and the swatch"
-    widget.color_by = "time"
-    timed = widget._repr_html_()
-    assert "forward time" in timed
-    assert re.search(r'class="tk-legend-max"[^>]*>[\d.]+ [mµ]?s', timed), "times in seconds"
-    widget.color_by = "nan"
-    assert "NaN / inf" in widget._repr_html_()
-
-
-def test_static_fallback_folds_the_collapsed_modules() -> None:
-    model = tk.nn.Sequential(tk.nn.Linear(3, 4), tk.nn.Tanh(), tk.nn.Linear(4, 1))
-    with tk.autograd.Tape() as tape:
-        model(tk.randn(2, 3)).sum()
-    widget = tk.notebook.show(tape)
-    widget.collapsed = ["Sequential.0"]
-    page = widget._repr_html_()
-    assert 'data-id="g:Sequential.0"' in page
-    members = widget.graph["groups"]["Sequential.0"]["nodes"]
-    assert not any(f'data-id="{m}"' in page for m in members)
-    with pytest.raises(ValueError, match="color_by must be one of"):
-        widgets.graph_svg(widget.graph, color_by="rainbow")
-
-
 def _check_bundle():
     spec = importlib.util.spec_from_file_location(
         "check_bundle", ROOT / "widgets" / "check_bundle.py"
@@ -240,7 +170,8 @@ def test_nbclient_saves_widget_state(tmp_path: Path) -> None:
         assert model_id in state
         model = state[model_id]["state"]
         assert model["_esm"] == (ROOT / "tensorkit/notebook/static" / bundle).read_text()
-        assert "<svg" in data["text/html"]
+        assert "tk-recorded-output" in data["text/html"]
+        assert "application/vnd.tensorkit.recording+json" in data
         models.append(model)
     assert {n["op"] for n in models[0]["graph"]["nodes"]} >= {"matmul", "tanh", "sum"}
     assert models[1]["state"]["position"] == 1 and models[1]["action"] == ""

@@ -13,6 +13,7 @@
 
 import { h, onShortcut, redrawOn } from "./dom.js";
 import { graphView } from "./graphview.js";
+import { actionSender } from "./kernel_watch.js";
 import { markLegend, panelView } from "./stepper_panel.js";
 import {
   HELP,
@@ -37,11 +38,13 @@ import {
 function render({ model, el }) {
   let selected = "";
   let collapsed = [];
+  const kernelNotice = h("div", { class: "tk-kernel-notice", role: "alert", hidden: true });
+  const sender = actionSender(model, (problem) => {
+    kernelNotice.textContent = problem;
+    kernelNotice.hidden = !problem;
+  });
   const send = (action) => {
-    if (!action) return;
-    model.set("action", "");
-    model.set("action", action);
-    model.save_changes();
+    if (action) sender.send(action);
   };
   const context = () => ({ selected, state: model.get("state") });
 
@@ -110,6 +113,7 @@ function render({ model, el }) {
     ]),
     h("div", { class: "tk-muted tk-help", text: HELP }),
     markLegend(),
+    kernelNotice,
     h("div", { class: "tk-body" }, [h("div", { class: "tk-canvas" }, [view.element]), panel]),
   ]);
   el.append(root);
@@ -163,6 +167,7 @@ function render({ model, el }) {
   return () => {
     stop();
     stopKeys();
+    sender.stop();
     view.destroy();
     root.remove();
   };

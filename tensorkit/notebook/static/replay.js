@@ -1,4 +1,4 @@
-/* tensorkit widgets bundle: esbuild 0.28.2, widgets/src sha256=eeadfea59fde50d4021e7d89e95a3daa1a6b212fe441194960660455103fabf8 */
+/* tensorkit widgets bundle: esbuild 0.28.2, widgets/src sha256=b82f35f86d8fdc505ef14df5c050492286239c367fd221f26d90f16f51d93f9e */
 
 // widgets/src/format.js
 function shapeText(shape) {

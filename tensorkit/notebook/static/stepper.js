@@ -1,4 +1,4 @@
-/* tensorkit widgets bundle: esbuild 0.28.2, widgets/src sha256=eeadfea59fde50d4021e7d89e95a3daa1a6b212fe441194960660455103fabf8 */
+/* tensorkit widgets bundle: esbuild 0.28.2, widgets/src sha256=b82f35f86d8fdc505ef14df5c050492286239c367fd221f26d90f16f51d93f9e */
 
 // widgets/src/format.js
 function shapeText(shape) {
@@ -699,6 +699,50 @@ function clip(text) {
   return text.length > 20 ? `${text.slice(0, 19)}\u2026` : text;
 }
 
+// widgets/src/kernel_watch.js
+var REPLY_TIMEOUT_MS = 5e3;
+var NO_KERNEL = "This widget is not connected to a kernel (its state was saved with the notebook, or the kernel stopped): run the cell again to use it.";
+function noReply(timeoutMs) {
+  return `No reply from the kernel after ${timeoutMs / 1e3} s: it may be busy, stopped or restarted (after a restart, run the cell again).`;
+}
+function actionSender(model, report, options = {}) {
+  const timeoutMs = options.timeoutMs ?? REPLY_TIMEOUT_MS;
+  const timers = options.timers ?? {
+    set: (fn, ms) => setTimeout(fn, ms),
+    clear: (id) => clearTimeout(id)
+  };
+  let timer = null;
+  let waiting = false;
+  const onAction = () => {
+    if (!waiting || model.get("action") !== "") return;
+    waiting = false;
+    timers.clear(timer);
+    report("");
+  };
+  model.on("change:action", onAction);
+  return {
+    send(action) {
+      try {
+        model.set("action", "");
+        model.set("action", action);
+        model.save_changes();
+      } catch {
+        report(NO_KERNEL);
+        return;
+      }
+      waiting = true;
+      timers.clear(timer);
+      timer = timers.set(() => {
+        if (waiting) report(noReply(timeoutMs));
+      }, timeoutMs);
+    },
+    stop() {
+      timers.clear(timer);
+      model.off("change:action", onAction);
+    }
+  };
+}
+
 // widgets/src/stepper_logic.js
 var TOOLBAR = [
   { action: "reset", label: "Reset", key: "r" },
@@ -1277,11 +1321,13 @@ function markLegend(marks) {
 function render({ model, el }) {
   let selected = "";
   let collapsed = [];
+  const kernelNotice = h("div", { class: "tk-kernel-notice", role: "alert", hidden: true });
+  const sender = actionSender(model, (problem) => {
+    kernelNotice.textContent = problem;
+    kernelNotice.hidden = !problem;
+  });
   const send = (action) => {
-    if (!action) return;
-    model.set("action", "");
-    model.set("action", action);
-    model.save_changes();
+    if (action) sender.send(action);
   };
   const context = () => ({ selected, state: model.get("state") });
   const buttons = TOOLBAR.map((entry) => {
@@ -1344,6 +1390,7 @@ function render({ model, el }) {
     ]),
     h("div", { class: "tk-muted tk-help", text: HELP }),
     markLegend(),
+    kernelNotice,
     h("div", { class: "tk-body" }, [h("div", { class: "tk-canvas" }, [view.element]), panel])
   ]);
   el.append(root);
@@ -1394,6 +1441,7 @@ function render({ model, el }) {
   return () => {
     stop();
     stopKeys();
+    sender.stop();
     view.destroy();
     root.remove();
   };
