@@ -301,9 +301,11 @@ def install(
 ) -> StandInCupy:
     """Make a ``StandInCupy`` the ``cupy`` module for one test. A ``tk.device("cuda")`` holds
     its array module, so the test starts with no CUDA device interned (not even a real GPU's,
-    on a machine that has one) and the devices it makes are forgotten when it ends."""
+    on a machine that has one) and the devices it makes, with their random generators, are
+    forgotten when it ends."""
     fake = StandInCupy(count, numpy_backed)
     monkeypatch.setitem(sys.modules, "cupy", fake)
     cpu_only = {key: dev for key, dev in tk.device._interned.items() if key[0] != "cuda"}
     monkeypatch.setattr(tk.device, "_interned", cpu_only)
+    monkeypatch.setattr(tk.random, "_cuda_generators", {})  # their generators go with them
     return fake
