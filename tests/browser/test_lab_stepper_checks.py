@@ -69,10 +69,10 @@ def _flat(values):
 
 
 def _shows_rounded(text: str, value: float) -> bool:
-    """Whether ``text`` is ``value`` to the widget's 4 significant digits."""
+    """Whether ``text`` is ``value`` to the workbench's 3 significant digits."""
     if value == 0:
         return float(text) == 0
-    half_unit = 0.5 * 10 ** (math.floor(math.log10(abs(value))) - 3)
+    half_unit = 0.5 * 10 ** (math.floor(math.log10(abs(value))) - 2)
     return abs(float(text) - value) <= half_unit * (1 + 1e-9)
 
 
@@ -126,7 +126,7 @@ def test_marks_order_check_panel_and_reset(open_notebook, expect) -> None:
     # the check panel: the rule's gradient beside the finite-difference one, and a heat map
     check = widget.locator(".tk-node-check")
     expect(check.locator(".tk-check-result")).to_contain_text("DISAGREES")
-    sides = check.locator(".tk-side-by-side .tk-side")
+    sides = check.locator(".tk-compare .tk-side")
     expect(sides).to_have_count(2)
     produced, expected = (sides.nth(i).locator("td").all_inner_texts() for i in (0, 1))
     for texts, values in ((produced, reference["produced"]), (expected, reference["expected"])):

@@ -225,7 +225,7 @@ export function sideBySide(left, right, differs) {
   const views = paired ? markedTables(a, b, differs) : [payloadElement(a), payloadElement(b)];
   return h(
     "div",
-    { class: "tk-side-by-side" },
+    { class: "tk-compare" },
     [left, right].map(({ title }, i) =>
       h("div", { class: "tk-side" }, [h("div", { class: "tk-side-title", text: title }), views[i]]),
     ),

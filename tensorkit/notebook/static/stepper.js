@@ -1,4 +1,4 @@
-/* tensorkit widgets bundle: esbuild 0.28.2, widgets/src sha256=b82f35f86d8fdc505ef14df5c050492286239c367fd221f26d90f16f51d93f9e */
+/* tensorkit widgets bundle: esbuild 0.28.2, widgets/src sha256=c1b143f07c7202a7c172c207e3980bbf87c7ddb984bfd0e387c50dea7c2b79fb */
 
 // widgets/src/format.js
 function shapeText(shape) {
@@ -1067,7 +1067,7 @@ function sideBySide(left, right, differs) {
   const views = paired ? markedTables(a, b, differs) : [payloadElement(a), payloadElement(b)];
   return h(
     "div",
-    { class: "tk-side-by-side" },
+    { class: "tk-compare" },
     [left, right].map(
       ({ title }, i) => h("div", { class: "tk-side" }, [h("div", { class: "tk-side-title", text: title }), views[i]])
     )
