@@ -63,5 +63,7 @@ await esbuild.build({
   target: "es2020",
   outdir,
   banner: { js: header, css: header },
+  minify: true, // ELK alone is 1.6 MB as shipped
+  legalComments: "eof",
   logLevel: "warning",
 });

@@ -15,7 +15,7 @@ import { graphView } from "./graphview.js";
  * @returns {() => void}
  */
 function render({ model, el }) {
-  const search = h("input", { class: "tk-search", type: "search", placeholder: "Filter by op" });
+  const search = h("input", { class: "tk-search", type: "search", placeholder: "Search ops, groups" });
   const colorBy = h(
     "select",
     { class: "tk-color-by", title: "Colour nodes by" },
@@ -41,6 +41,9 @@ function render({ model, el }) {
         "collapsed",
         collapsed.includes(path) ? collapsed.filter((p) => p !== path) : [...collapsed, path],
       );
+    },
+    onCollapse(ids) {
+      set("collapsed", ids);
     },
   });
   const root = h("div", { class: "tk-widget tk-graph-widget" }, [
