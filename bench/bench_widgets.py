@@ -94,23 +94,34 @@ def with_function_groups(graph: dict, model: tk.nn.Module) -> dict:
     groups = graph["groups"]
     if not groups or any("kind" in g for g in groups.values()):
         return graph
-    classes = {f"{type(model).__name__}{'.' + name if name else ''}": type(m).__name__
-               for name, m in model.named_modules()}
+    classes = {
+        f"{type(model).__name__}{'.' + name if name else ''}": type(m).__name__
+        for name, m in model.named_modules()
+    }
     by_id = {n["id"]: n for n in graph["nodes"]}
     functions = {}
     for gid, group in list(groups.items()):
         path = gid.lstrip("∇")
         cls = classes.get(path, "Module")
-        group.update(kind="module", module=path, label=f"{'∇ ' if gid != path else ''}{cls} · {path}")
+        group.update(
+            kind="module", module=path, label=f"{'∇ ' if gid != path else ''}{cls} · {path}"
+        )
         for nid in group["nodes"]:
             by_id[nid]["group"] = gid
         ops = [nid for nid in group["nodes"] if by_id[nid]["kind"] == "op"]
         if group["children"] or cls not in FUNCTIONS or len(ops) < 2:
             continue
         fid = f"{gid}/{FUNCTIONS[cls]}#0"
-        functions[fid] = {"path": fid, "parent": gid, "children": [], "nodes": ops,
-                          "count": len(ops), "kind": "function", "label": FUNCTIONS[cls],
-                          "module": path}
+        functions[fid] = {
+            "path": fid,
+            "parent": gid,
+            "children": [],
+            "nodes": ops,
+            "count": len(ops),
+            "kind": "function",
+            "label": FUNCTIONS[cls],
+            "module": path,
+        }
         group["children"].append(fid)
         group["nodes"] = [nid for nid in group["nodes"] if nid not in ops]
         for nid in ops:
@@ -173,7 +184,8 @@ def widget_page(browser: Any) -> Iterator[Any]:
 # step from the change until the browser painted (a frame, then a task). It returns the
 # times and, after each step, what the view drew (element.tkScene), for the tests.
 SCALE_JS = """
-async ({graph, repeats}) => {
+async ({text, repeats}) => {
+  const graph = JSON.parse(text); // one string crosses faster than a structured object
   const painted = () => new Promise((done) => requestAnimationFrame(() => setTimeout(done, 0)));
   const summary = (el) => {
     const view = el.querySelector(".tk-graph-view");
@@ -219,7 +231,9 @@ async ({graph, repeats}) => {
   }
   out.steps.first = summary(w.el);
   const groups = graph.groups;
-  const blocks = graph.collapsed.filter((id) => groups[id].kind === "module" && groups[id].children.length && !id.startsWith("∇"));
+  const blocks = graph.collapsed.filter(
+    (id) => groups[id].kind === "module" && groups[id].children.length && !id.startsWith("∇"),
+  );
   const toggle = (id) => {
     const now = w.state.collapsed;
     w.model.set("collapsed", now.includes(id) ? now.filter((p) => p !== id) : [...now, id]);
@@ -256,8 +270,10 @@ async ({graph, repeats}) => {
   const box = view.getBoundingClientRect();
   const cx = box.left + box.width / 2;
   const cy = box.top + box.height / 2;
+  const pointer = (type, x) =>
+    view.dispatchEvent(new PointerEvent(type, {clientX: x, clientY: cy, buttons: 1, bubbles: 1}));
   const pan = async (ms) => {
-    view.dispatchEvent(new PointerEvent("pointerdown", {clientX: cx, clientY: cy, buttons: 1, bubbles: true}));
+    pointer("pointerdown", cx);
     let frames = 0;
     let x = cx;
     const start = performance.now();
@@ -265,7 +281,7 @@ async ({graph, repeats}) => {
       const step = () => {
         frames++;
         x += frames % 120 < 60 ? -6 : 6;
-        view.dispatchEvent(new PointerEvent("pointermove", {clientX: x, clientY: cy, buttons: 1, bubbles: true}));
+        pointer("pointermove", x);
         if (performance.now() - start < ms) requestAnimationFrame(step);
         else done();
       };
@@ -279,13 +295,20 @@ async ({graph, repeats}) => {
   out.fpsFitted = await pan(2000);
   out.steps.fitted = {...summary(w.el), scale: view.tkView.k};
   const zoom = Math.log(view.tkView.k) / 0.0015; // wheel delta from the fitted scale to 1
-  view.dispatchEvent(new WheelEvent("wheel", {deltaY: zoom, clientX: cx, clientY: cy, bubbles: true, cancelable: true}));
+  const wheel = {deltaY: zoom, clientX: cx, clientY: cy, bubbles: true, cancelable: true};
+  view.dispatchEvent(new WheelEvent("wheel", wheel));
   await painted();
   out.fpsZoom1 = await pan(2000);
   out.steps.zoomed = {...summary(w.el), scale: view.tkView.k};
   return out;
 }
 """
+
+
+def scale_run(page: Any, graph: dict, repeats: int) -> dict:
+    """SCALE_JS's timings and views of `graph` on a widget_page."""
+    text = json.dumps(graph, allow_nan=False)
+    return page.evaluate(SCALE_JS, {"text": text, "repeats": repeats})
 
 
 def browser_measure(graph: dict, repeats: int, shots: Path | None = None) -> dict:
@@ -296,7 +319,7 @@ def browser_measure(graph: dict, repeats: int, shots: Path | None = None) -> dic
         browser = p.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
         try:
             with widget_page(browser) as page:
-                out = page.evaluate(SCALE_JS, {"graph": graph, "repeats": repeats})
+                out = scale_run(page, graph, repeats)
                 if shots is not None:
                     page.screenshot(path=str(shots / "expanded-zoom1.png"))
         finally:

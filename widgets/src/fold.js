@@ -170,20 +170,29 @@ export function matchesSearch(node, query) {
 }
 
 /**
- * The nodes matching a non-empty `query` and, per group item (folded or open), how many
- * matching nodes it holds: search reaches into folded groups. Null for an empty query.
+ * The nodes matching a non-empty `query` (by {@link matchesSearch}, or because a group
+ * holding them is labelled with it: "batch_norm" finds the ops of every batch_norm) and,
+ * per group item (folded or open), how many matching nodes it holds: search reaches into
+ * folded groups. Null for an empty query.
  * @param {object} graph
+ * @param {ReturnType<typeof groupTree>} tree
  * @param {ReturnType<typeof foldGraph>} folded
  * @param {string} query
  * @returns {{nodes: Set<string>, counts: Map<string, number>}|null}
  */
-export function searchMatches(graph, folded, query) {
+export function searchMatches(graph, tree, folded, query) {
   if (!(query || "").trim()) return null;
   const nodes = new Set();
   const counts = new Map();
+  const q = query.trim().toLowerCase();
+  const labelled = new Set(
+    [...tree.groups.values()].filter((g) => g.label.toLowerCase().includes(q)).map((g) => g.id),
+  );
   for (const node of graph.nodes) {
     const shown = folded.rep.get(node.id);
-    if (shown === undefined || !matchesSearch(node, query)) continue;
+    if (shown === undefined) continue;
+    const inLabelled = () => groupChain(tree, node).some((g) => labelled.has(g));
+    if (!matchesSearch(node, query) && !inLabelled()) continue;
     nodes.add(node.id);
     const item = folded.items.get(shown);
     const start = item.type === "group" ? item.id : item.parent;

@@ -376,7 +376,7 @@ export function graphView({ onSelect, onToggle, onCollapse }) {
         }
       }
       if (previous && previous.key !== key && !anchor) anchor = changedAnchor(previous, folded, layout, view);
-      const matches = searchMatches(props.graph, folded, props.query);
+      const matches = searchMatches(props.graph, tree, folded, props.query);
       const scene = buildScene(folded, layout, props, matches);
       const mode = scene.nodes.length > SVG_MAX_NODES ? "canvas" : "svg";
       state = { props, tree, folded, layout, scene, mode, key, drawn: 0 };

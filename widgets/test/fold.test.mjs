@@ -21,7 +21,7 @@ const sample = () => ({
   nodes: [
     node("x", "", { kind: "tensor", op: null }),
     node("a", "m/a"),
-    node("b", "f#1", { label: "linear" }),
+    node("b", "f#1", { label: "matmul" }),
     node("c", "f#1"),
     node("d", ""),
     node("g", "∇m", { band: 1 }),
@@ -125,7 +125,7 @@ test("matchesSearch looks at label, op, grad_fn, id and module, case-insensitive
   const n = { id: "op3", op: "matmul", label: "linear", grad_fn: "MmBackward0", module: "net.fc" };
   assert.ok(matchesSearch(n, ""));
   assert.ok(matchesSearch(n, "MatM"));
-  assert.ok(matchesSearch(n, "LINEAR"));
+  assert.ok(matchesSearch(n, "LINEAR"), "by its label");
   assert.ok(matchesSearch(n, "mmback"));
   assert.ok(matchesSearch(n, "fc"));
   assert.ok(!matchesSearch(n, "tanh"));
@@ -133,16 +133,21 @@ test("matchesSearch looks at label, op, grad_fn, id and module, case-insensitive
 
 test("searchMatches counts matches inside folded groups and their open ancestors", () => {
   const graph = sample();
-  const folded = foldGraph(graph, groupTree(graph), ["f#1"]);
-  const found = searchMatches(graph, folded, "linear");
+  const tree = groupTree(graph);
+  const folded = foldGraph(graph, tree, ["f#1"]);
+  const found = searchMatches(graph, tree, folded, "matmul");
   assert.deepEqual([...found.nodes], ["b"]);
   assert.equal(found.counts.get(G("f#1")), 1, "the folded group holding b");
   assert.equal(found.counts.get(G("m/a")), 1);
   assert.equal(found.counts.get(G("m")), 1);
-  assert.equal(searchMatches(graph, folded, "  "), null);
-  const none = searchMatches(graph, folded, "nothing");
+  assert.equal(searchMatches(graph, tree, folded, "  "), null);
+  const none = searchMatches(graph, tree, folded, "nothing");
   assert.equal(none.nodes.size, 0);
   assert.equal(none.counts.size, 0);
+  // A group's label matches all its nodes, also when it is folded inside another.
+  const byLabel = searchMatches(graph, tree, foldGraph(graph, tree, ["m"]), "Linear · m/a");
+  assert.deepEqual([...byLabel.nodes].sort(), ["a", "b", "c"]);
+  assert.equal(byLabel.counts.get(G("m")), 3);
 });
 
 test("hidingGroups lists the folded groups over a node, outermost first", () => {

@@ -56,7 +56,7 @@ const sceneFor = (collapsed, props = {}) => {
   const tree = groupTree(graph);
   const folded = foldGraph(graph, tree, collapsed);
   const layout = layoutFolded(folded, { direction: props.direction });
-  const matches = searchMatches(graph, folded, props.query || "");
+  const matches = searchMatches(graph, tree, folded, props.query || "");
   return buildScene(folded, layout, { colorBy: "none", ...props }, matches);
 };
 
