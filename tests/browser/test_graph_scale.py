@@ -125,4 +125,4 @@ def test_a_20000_op_tape_folds_unfolds_and_pans(browser: Any, artifacts: Path, b
 
     assert steps["fitted"]["scale"] * steps["fitted"]["bounds"]["width"] <= 1280
     assert abs(steps["zoomed"]["scale"] - 1) < 0.01
-    assert out["fpsFitted"] > 0 and out["fpsZoom1"] > 0
+    assert out["fpsFitted"]["fps"] > 0 and out["fpsZoom1"]["fps"] > 0

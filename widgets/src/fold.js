@@ -13,12 +13,13 @@ export const GROUP_PREFIX = "group:";
 export const bandId = (band) => `band:${band}`;
 
 /**
- * The group tree of a graph model, computed once per graph: each group's parent, children
- * (in model order), label, band and its nodes' ids; each node's innermost group. A node's
- * group is `node.group` (the model's key), else `node.module` where that names a group
- * (recordings made before groups had ids), else none.
+ * The group tree of a graph model, computed once per graph: each group's parent, label,
+ * kind and band; each node's innermost group and its chain of groups (see
+ * {@link groupChain}). A node's group is `node.group` (the model's key), else `node.module`
+ * where that names a group (recordings made before groups had ids), else none.
  * @param {{nodes: object[], groups?: object}} graph
- * @returns {{groups: Map<string, object>, groupOf: Map<string, string>}}
+ * @returns {{groups: Map<string, object>, groupOf: Map<string, string>,
+ *   chains: Map<string, string[]>}}
  */
 export function groupTree(graph) {
   const source = graph.groups || {};
@@ -30,6 +31,7 @@ export function groupTree(graph) {
       label: g.label || id,
       kind: g.kind || "module",
       band: null,
+      item: GROUP_PREFIX + id, // the id of the item showing it (see foldGraph)
     });
   }
   const groupOf = new Map();
@@ -42,23 +44,27 @@ export function groupTree(graph) {
       groups.get(g).band = node.band || 0;
     }
   }
-  return { groups, groupOf };
+  const chains = new Map();
+  for (const node of graph.nodes) {
+    const chain = [];
+    const band = node.band || 0;
+    for (let g = groupOf.get(node.id) ?? null; g !== null; g = groups.get(g).parent) {
+      if (groups.get(g).band !== band) break;
+      chain.push(g);
+    }
+    chains.set(node.id, chain);
+  }
+  return { groups, groupOf, chains };
 }
 
 /**
- * The groups holding node `id`, innermost first, cut where a group belongs to another band.
- * @param {{groups: Map<string, object>, groupOf: Map<string, string>}} tree
+ * The groups holding `node`, innermost first, cut where a group belongs to another band.
+ * @param {ReturnType<typeof groupTree>} tree
  * @param {object} node
  * @returns {string[]}
  */
 export function groupChain(tree, node) {
-  const chain = [];
-  const band = node.band || 0;
-  for (let g = tree.groupOf.get(node.id) ?? null; g !== null; g = tree.groups.get(g).parent) {
-    if (tree.groups.get(g).band !== band) break;
-    chain.push(g);
-  }
-  return chain;
+  return tree.chains.get(node.id) || [];
 }
 
 /**
@@ -67,7 +73,8 @@ export function groupChain(tree, node) {
  *
  * `items`: id -> item, where an item is a node (`{type: "node", node}`) or a group (`{type:
  * "group", group, open, count}`, id GROUP_PREFIX + group id; `count` the shown nodes below
- * it), and every item has `parent` (its container's id) and `band`. `containers`: id ->
+ * it), and every item has `parent` (its container's id), `depth` (1 at a band's top level)
+ * and `band`. `containers`: id ->
  * `{id, band, children: item ids in model order}` for each band's top level (bandId) and
  * each open group. `rep`: node id -> the id of the item that shows it. `edges`: the model's
  * edges between the items that show (self-loops dropped; repeats merged when an end is
@@ -84,22 +91,23 @@ export function foldGraph(graph, tree, collapsed, { showBackward = true } = {}) 
   const items = new Map();
   const containers = new Map();
   const rep = new Map();
-  const container = (id, band) => {
-    if (!containers.has(id)) containers.set(id, { id, band, children: [] });
+  const container = (id, band, depth) => {
+    if (!containers.has(id)) containers.set(id, { id, band, depth, children: [] });
     return containers.get(id);
   };
   for (const node of graph.nodes) {
     const band = node.band || 0;
     if (!showBackward && band > 0) continue;
-    let holder = container(bandId(band), band);
+    let holder = container(bandId(band), band, 0);
     let shownAs = null;
     const chain = groupChain(tree, node);
     for (let i = chain.length - 1; i >= 0; i--) {
-      const id = GROUP_PREFIX + chain[i];
+      const group = tree.groups.get(chain[i]);
+      const id = group.item;
       let item = items.get(id);
       if (!item) {
-        const open = !folded.has(chain[i]);
-        item = { id, type: "group", group: tree.groups.get(chain[i]), open, count: 0, band };
+        const open = !folded.has(group.id);
+        item = { id, type: "group", group, open, count: 0, band, depth: holder.depth + 1 };
         item.parent = holder.id;
         items.set(id, item);
         holder.children.push(id);
@@ -109,10 +117,11 @@ export function foldGraph(graph, tree, collapsed, { showBackward = true } = {}) 
         shownAs = id;
         break;
       }
-      holder = container(id, band);
+      holder = container(id, band, item.depth);
     }
     if (shownAs === null) {
-      items.set(node.id, { id: node.id, type: "node", node, parent: holder.id, band });
+      const depth = holder.depth + 1;
+      items.set(node.id, { id: node.id, type: "node", node, parent: holder.id, band, depth });
       holder.children.push(node.id);
       shownAs = node.id;
     }
@@ -143,15 +152,18 @@ function lift(list, rep, items, perArgument) {
 }
 
 /** The container where the containers of items `a` and `b` meet and its children that hold
- * them; level null when they are in different bands. */
+ * them (neither holds the other: both show); level null when they are in different bands. */
 function meeting(a, b, items) {
-  const above = new Map(); // container id -> its child on the way up from a
-  for (let id = a; items.has(id); id = items.get(id).parent) above.set(items.get(id).parent, id);
-  for (let id = b; items.has(id); id = items.get(id).parent) {
-    const parent = items.get(id).parent;
-    if (above.has(parent)) return { level: parent, from: above.get(parent), to: id };
+  let x = items.get(a);
+  let y = items.get(b);
+  while (x.depth > y.depth) x = items.get(x.parent);
+  while (y.depth > x.depth) y = items.get(y.parent);
+  while (x.parent !== y.parent) {
+    if (x.depth === 1) return { level: null, from: a, to: b };
+    x = items.get(x.parent);
+    y = items.get(y.parent);
   }
-  return { level: null, from: a, to: b };
+  return { level: x.parent, from: x.id, to: y.id };
 }
 
 /**

@@ -12,7 +12,7 @@ import { allGroups, foldGraph, groupTree, hidingGroups, searchMatches } from "./
 import { SIZE, layoutFolded } from "./layout.js";
 import { canvasPainter } from "./paint_canvas.js";
 import { paintSvg } from "./paint_svg.js";
-import { buildScene } from "./scene.js";
+import { boxTitle, buildScene } from "./scene.js";
 
 /** Scenes with more node boxes than this are painted on a canvas instead of as SVG. */
 export const SVG_MAX_NODES = 400;
@@ -136,8 +136,8 @@ function layoutMemo() {
  * that hide a node selected from outside; without it, `onToggle` is called per group).
  * `update` returns the colour legend (format.js nodeColors; null without colouring). The
  * element carries, as `element.tkScene`, the last scene drawn, as `tkView` the view
- * transform ({k, x, y}) and as `tkStats` the last layout's ELK runs and cache hits (for
- * tests and tools).
+ * transform ({k, x, y}), as `tkStats` the last layout's ELK runs and cache hits and as
+ * `tkDrawMs` the last canvas frame's drawing time (for tests and tools).
  * @param {{onSelect?: (id: string) => void, onToggle: (id: string) => void,
  *   onCollapse?: (ids: string[]) => void}} handlers
  * @returns {{element: HTMLElement, update: (props: ViewProps) => {legend: object|null},
@@ -177,7 +177,9 @@ export function graphView({ onSelect, onToggle, onCollapse }) {
     } else if (!frame) {
       frame = requestAnimationFrame(() => {
         frame = 0;
-        state.drawn = painter.draw(state.scene, view);
+        const start = performance.now();
+        painter.draw(state.scene, view);
+        element.tkDrawMs = performance.now() - start;
       });
     }
     drawMinimap();
@@ -270,7 +272,7 @@ export function graphView({ onSelect, onToggle, onCollapse }) {
   };
   const hover = (event) => {
     const hit = hitTest(state.scene, ...graphPoint(event));
-    canvas.title = hit ? (hit.node ? hit.node.title : hit.frame.label) : "";
+    canvas.title = hit ? (hit.node ? boxTitle(hit.node) : hit.frame.label) : "";
     canvas.style.cursor = hit ? "pointer" : "";
   };
   const onCanvasClick = (event) => {
@@ -379,7 +381,7 @@ export function graphView({ onSelect, onToggle, onCollapse }) {
       const matches = searchMatches(props.graph, tree, folded, props.query);
       const scene = buildScene(folded, layout, props, matches);
       const mode = scene.nodes.length > SVG_MAX_NODES ? "canvas" : "svg";
-      state = { props, tree, folded, layout, scene, mode, key, drawn: 0 };
+      state = { props, tree, folded, layout, scene, mode, key };
       element.dataset.renderer = mode;
       element.tkScene = scene;
       element.tkStats = layout.stats;

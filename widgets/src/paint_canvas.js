@@ -14,6 +14,9 @@ import { visibleItems } from "./scene.js";
 /** Below these zoom levels texts, then arrowheads, are not drawn. */
 export const LOD = { text: 0.4, arrows: 0.2 };
 
+/** Largest image (in device pixels) the whole scene is drawn into, to pan it as one. */
+export const SNAPSHOT_PIXELS = 16e6;
+
 /**
  * A painter drawing scenes on `canvas`; `host` receives the hidden style probes.
  * @param {HTMLCanvasElement} canvas
@@ -45,21 +48,50 @@ export function canvasPainter(canvas, host) {
     styles.set(key, style);
     return style;
   };
-  const ctx = canvas.getContext("2d");
+  const screen = canvas.getContext("2d");
+  let ctx = screen;
+  let snapshot = null; // {scene, k, image}: the whole scene drawn once at zoom k
 
+  /** Draw `scene` under `view`; returns the number of node boxes drawn. Zoomed out so far
+   * that the whole scene fits in SNAPSHOT_PIXELS, it is drawn once into an image that
+   * panning then moves. */
   function draw(scene, view) {
     const ratio = window.devicePixelRatio || 1;
     const width = canvas.clientWidth;
     const height = canvas.clientHeight;
     if (canvas.width !== Math.round(width * ratio)) canvas.width = Math.round(width * ratio);
     if (canvas.height !== Math.round(height * ratio)) canvas.height = Math.round(height * ratio);
-    ctx.setTransform(1, 0, 0, 1, 0, 0);
-    ctx.clearRect(0, 0, canvas.width, canvas.height);
+    screen.setTransform(1, 0, 0, 1, 0, 0);
+    screen.clearRect(0, 0, canvas.width, canvas.height);
     if (!scene) return 0;
     const { k } = view;
-    ctx.setTransform(ratio * k, 0, 0, ratio * k, ratio * view.x, ratio * view.y);
-    const area = { x: -view.x / k, y: -view.y / k, width: width / k, height: height / k };
-    const shown = visibleItems(scene, area);
+    const b = scene.bounds;
+    const w = Math.ceil((b.width + 2) * k * ratio);
+    const h = Math.ceil((b.height + 2) * k * ratio);
+    if (w * h > SNAPSHOT_PIXELS) {
+      screen.setTransform(ratio * k, 0, 0, ratio * k, ratio * view.x, ratio * view.y);
+      const area = { x: -view.x / k, y: -view.y / k, width: width / k, height: height / k };
+      return paint(visibleItems(scene, area), k);
+    }
+    if (!snapshot || snapshot.scene !== scene || snapshot.k !== k) {
+      const image = document.createElement("canvas");
+      image.width = w;
+      image.height = h;
+      ctx = image.getContext("2d");
+      ctx.setTransform(ratio * k, 0, 0, ratio * k, ratio * (1 - b.x) * k, ratio * (1 - b.y) * k);
+      const all = { x: b.x - 1, y: b.y - 1, width: b.width + 2, height: b.height + 2 };
+      const count = paint(visibleItems(scene, all), k);
+      ctx = screen;
+      snapshot = { scene, k, image, count };
+    }
+    const x = ratio * (view.x + (b.x - 1) * k);
+    const y = ratio * (view.y + (b.y - 1) * k);
+    screen.drawImage(snapshot.image, Math.round(x), Math.round(y));
+    return snapshot.count;
+  }
+
+  /** Paint the items `shown` of a scene on `ctx` (its transform set) at zoom `k`. */
+  function paint(shown, k) {
     const texts = k >= LOD.text;
     for (const frame of shown.frames) {
       const style = styleOf("g", "tk-group", { tag: "rect" });

@@ -6,6 +6,7 @@
  */
 
 import { s } from "./dom.js";
+import { boxTitle } from "./scene.js";
 
 /** A curve [x1, y1, c1x, c1y, c2x, c2y, x2, y2] as an SVG path. */
 export function curvePath(d) {
@@ -73,7 +74,7 @@ export function paintSvg(viewport, scene, handlers) {
       "g",
       { class: node.classes.join(" "), "data-id": node.id, transform: `translate(${node.x},${node.y})` },
       [
-        s("title", { text: node.title }),
+        s("title", { text: boxTitle(node) }),
         rect,
         s("text", { class: "tk-node-op", x: mid, y: 17, text: clip(node.label, node.width) }),
         s("text", { class: "tk-node-shape", x: mid, y: 32, text: clip(node.sub, node.width) }),

@@ -19,8 +19,8 @@ export const ALL_LINKS_BELOW = 40;
 /**
  * @typedef {object} Scene
  * @property {object[]} frames open groups: {id, group, x, y, width, height, label, depth}
- * @property {object[]} nodes boxes: {id, x, y, width, height, label, sub, title, classes,
- *   fill, group (for a folded group: its group id)}
+ * @property {object[]} nodes boxes: {id, x, y, width, height, label, sub, classes, fill,
+ *   group (for a folded group: its group id, else null), source (the fold.js item)}
  * @property {object[]} edges {source, target, position, d: [x1, y1, c1x, c1y, c2x, c2y,
  *   x2, y2], arrow: [x1, y1, x2, y2, x3, y3], classes}
  * @property {object[]} links {source, target, d, classes}
@@ -57,7 +57,7 @@ export function buildScene(folded, layout, props, matches) {
     }
     nodes.push(nodeBox(item, b, props, colors, matches, focus));
   }
-  frames.sort((a, b) => depthOf(a.id, folded) - depthOf(b.id, folded));
+  frames.sort((a, b) => folded.items.get(a.id).depth - folded.items.get(b.id).depth);
   const rightToLeft = (band) => (band > 0) !== backward;
   const arity = new Map();
   for (const e of folded.edges) {
@@ -103,12 +103,6 @@ function ends(e) {
   return { source: e.source, target: e.target, position: e.position || 0 };
 }
 
-function depthOf(id, folded) {
-  let depth = 0;
-  for (let at = id; folded.items.has(at); at = folded.items.get(at).parent) depth++;
-  return depth;
-}
-
 /** A node's or folded group's box with its text and classes. */
 function nodeBox(item, b, props, colors, matches, focus) {
   const marks = props.marks || {};
@@ -125,7 +119,7 @@ function nodeBox(item, b, props, colors, matches, focus) {
       ...b,
       label: item.group.label,
       sub: found === null ? count : `${found} of ${item.count} match`,
-      title: `${item.group.label}: ${count} (click to open)`,
+      source: item,
       classes,
       fill: null,
     };
@@ -143,10 +137,21 @@ function nodeBox(item, b, props, colors, matches, focus) {
     ...b,
     label: node.label || nodeLabel(node),
     sub: nodeShapes(node),
-    title: nodeTitle(node),
+    source: item,
     classes,
     fill: colors.get(node.id) || null,
   };
+}
+
+/**
+ * The hover text of a scene's node box (made when asked for: a scene can hold 20,000).
+ * @param {object} box
+ * @returns {string}
+ */
+export function boxTitle(box) {
+  const item = box.source;
+  if (item.type === "node") return nodeTitle(item.node);
+  return `${item.group.label}: ${item.count} node${item.count === 1 ? "" : "s"} (click to open)`;
 }
 
 /**
