@@ -231,8 +231,9 @@ async ({text, repeats}) => {
   }
   out.steps.first = summary(w.el);
   const groups = graph.groups;
+  // The blocks: folded module groups of several modules (not a Conv2d holding its conv2d).
   const blocks = graph.collapsed.filter(
-    (id) => groups[id].kind === "module" && groups[id].children.length && !id.startsWith("∇"),
+    (id) => groups[id].kind === "module" && groups[id].children.length >= 4 && !id.startsWith("∇"),
   );
   const toggle = (id) => {
     const now = w.state.collapsed;

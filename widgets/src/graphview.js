@@ -313,19 +313,20 @@ export function graphView({ onSelect, onToggle, onCollapse }) {
     if (minimap.height !== minimap.clientHeight) minimap.height = minimap.clientHeight;
     const { scale, x0, y0 } = minimapTransform();
     if (!minimapImage || minimapImage.scene !== state.scene) {
-      ctx.clearRect(0, 0, minimap.width, minimap.height);
-      ctx.setTransform(scale, 0, 0, scale, x0, y0);
-      ctx.fillStyle = "rgba(110, 90, 160, 0.08)";
-      ctx.strokeStyle = "rgba(110, 90, 160, 0.5)";
-      ctx.lineWidth = 1 / scale;
-      for (const f of state.scene.frames) ctx.strokeRect(f.x, f.y, f.width, f.height);
-      ctx.fillStyle = "rgba(74, 111, 165, 0.7)";
-      for (const n of state.scene.nodes) ctx.fillRect(n.x, n.y, n.width, n.height);
-      ctx.setTransform(1, 0, 0, 1, 0, 0);
-      minimapImage = { scene: state.scene, data: ctx.getImageData(0, 0, minimap.width, minimap.height) };
-    } else {
-      ctx.putImageData(minimapImage.data, 0, 0);
+      const image = document.createElement("canvas");
+      image.width = minimap.width;
+      image.height = minimap.height;
+      const draw = image.getContext("2d");
+      draw.setTransform(scale, 0, 0, scale, x0, y0);
+      draw.strokeStyle = "rgba(110, 90, 160, 0.5)";
+      draw.lineWidth = 1 / scale;
+      for (const f of state.scene.frames) draw.strokeRect(f.x, f.y, f.width, f.height);
+      draw.fillStyle = "rgba(74, 111, 165, 0.7)";
+      for (const n of state.scene.nodes) draw.fillRect(n.x, n.y, n.width, n.height);
+      minimapImage = { scene: state.scene, image };
     }
+    ctx.clearRect(0, 0, minimap.width, minimap.height);
+    ctx.drawImage(minimapImage.image, 0, 0);
     ctx.strokeStyle = "#d9822b";
     ctx.lineWidth = 1.5;
     ctx.strokeRect(x0 + (-view.x / view.k) * scale, y0 + (-view.y / view.k) * scale, (width / view.k) * scale, (height / view.k) * scale);

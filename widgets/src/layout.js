@@ -60,13 +60,14 @@ export function runElk(graph) {
 
 /**
  * Width and height of an item's box: a node's fixed size, a folded group wide enough for
- * its label (up to a limit).
+ * its label (up to a limit), in steps of four characters, so that groups whose labels differ
+ * a little ("Unit · blocks.3.0", "Unit · blocks.12.0") have one size and share layouts.
  * @param {object} item a fold.js item
  * @returns {{width: number, height: number}}
  */
 export function itemSize(item) {
   if (item.type === "node") return SIZE.node;
-  const chars = Math.max(item.group.label.length, 8) + 2;
+  const chars = 4 * Math.ceil((item.group.label.length + 2) / 4);
   const width = Math.min(SIZE.maxGroupWidth, Math.max(SIZE.node.width, chars * SIZE.charWidth));
   return { width, height: SIZE.node.height + 4 };
 }
