@@ -239,6 +239,7 @@ async ({text, repeats}) => {
     const now = w.state.collapsed;
     w.model.set("collapsed", now.includes(id) ? now.filter((p) => p !== id) : [...now, id]);
   };
+  out.blocks = blocks.slice(0, repeats);
   for (let r = 0; r < Math.min(repeats, blocks.length); r++) {
     const block = blocks[r];
     const unit = groups[block].children[0];
@@ -256,6 +257,23 @@ async ({text, repeats}) => {
     out.collapseAll.push(await timed(() => tool("collapse")));
   }
   out.steps.collapsedAll = summary(w.el);
+  // Selected from outside (as the profile view does): the groups hiding it open, it shows.
+  const deep = graph.nodes.filter((n) => n.group && groups[n.group].kind === "function");
+  const target = deep[Math.floor(deep.length / 2)];
+  w.model.set("selected", target.id);
+  await painted();
+  await painted();
+  const viewEl = w.el.querySelector(".tk-graph-view");
+  const shown = viewEl.tkScene.nodes.find((n) => n.id === target.id);
+  const v = viewEl.tkView;
+  out.steps.revealed = {id: target.id, shown: Boolean(shown), inView: Boolean(shown) &&
+    v.x + shown.x * v.k >= 0 && v.y + shown.y * v.k >= 0 &&
+    v.x + (shown.x + shown.width) * v.k <= viewEl.clientWidth &&
+    v.y + (shown.y + shown.height) * v.k <= viewEl.clientHeight,
+    selected: shown ? shown.classes.includes("tk-selected") : false};
+  w.model.set("selected", "");
+  tool("collapse");
+  await painted();
   const search = w.el.querySelector("input.tk-search");
   search.value = "batch_norm";
   search.dispatchEvent(new Event("input"));
@@ -368,7 +386,7 @@ def main() -> int:
         f"{out['fpsFitted']['drawMs']:.1f} ms), {out['fpsZoom1']['fps']:.0f} fps at zoom 1 "
         f"({out['fpsZoom1']['drawMs']:.1f} ms)"
     )
-    print(f"  {machine_info().get('cpu', '')}")
+    print(f"  blocks opened: {', '.join(out['blocks'])}; {machine_info().get('cpu', '')}")
     if args.json:
         built.pop("graph")
         Path(args.json).write_text(json.dumps({"model": built, "browser": out}))

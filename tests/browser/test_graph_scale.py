@@ -115,6 +115,9 @@ def test_a_20000_op_tape_folds_unfolds_and_pans(browser: Any, artifacts: Path, b
     roots = [g for g, group in groups.items() if group["parent"] is None]
     assert sorted(g for g, _ in steps["collapsedAll"]["folded"]) == sorted(roots)
 
+    revealed = steps["revealed"]
+    assert revealed == {"id": revealed["id"], "shown": True, "inView": True, "selected": True}
+
     searched = dict(steps["searched"]["folded"])
     want = _matches(graph, "batch_norm")
     assert want, "the model has batch norms"

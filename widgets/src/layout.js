@@ -78,11 +78,13 @@ const CACHE_LIMIT = 20_000;
 
 /**
  * One container's layout, from the cache or ELK: children positions (top-left, relative to
- * the container's box, padding included) in `children` order, and the box's size.
+ * the container's box, padding included) in `children` order, the box's size and each
+ * edge's route around the children ([x0, y0, x1, y1, ...], same frame; null if none).
  * @param {{width: number, height: number}[]} sizes the children's sizes
  * @param {[number, number][]} edges child index pairs
  * @param {{rightToLeft: boolean, padded: boolean}} options
- * @returns {{width: number, height: number, at: {x: number, y: number}[], cached: boolean}}
+ * @returns {{width: number, height: number, at: {x: number, y: number}[],
+ *   routes: (number[]|null)[], cached: boolean}}
  */
 export function containerLayout(sizes, edges, { rightToLeft, padded }) {
   const key =
@@ -107,7 +109,14 @@ export function containerLayout(sizes, edges, { rightToLeft, padded }) {
   });
   const at = new Array(sizes.length);
   for (const child of result.children) at[Number(child.id)] = { x: child.x, y: child.y };
-  const layout = { width: result.width, height: result.height, at };
+  const routes = new Array(edges.length).fill(null);
+  for (const e of result.edges || []) {
+    const section = e.sections && e.sections[0];
+    if (!section) continue;
+    const points = [section.startPoint, ...(section.bendPoints || []), section.endPoint];
+    routes[Number(e.id.slice(1))] = points.flatMap((p) => [p.x, p.y]);
+  }
+  const layout = { width: result.width, height: result.height, at, routes };
   if (layoutCache.size >= CACHE_LIMIT) layoutCache.delete(layoutCache.keys().next().value);
   layoutCache.set(key, layout);
   return { ...layout, cached: false };
@@ -157,14 +166,26 @@ export function piecewiseLayout(sizes, pairs, options, stats) {
     const local = inner[p].at[i - p * PIECE];
     return { x: outer.at[p].x + local.x, y: outer.at[p].y + local.y };
   });
-  return { width: outer.width, height: outer.height, at };
+  // Routes are ELK's within a piece: those of edges between pieces are left to the scene.
+  const index = new Map(pairs.map(([a, b], i) => [`${a}>${b}`, i]));
+  const routes = new Array(pairs.length).fill(null);
+  inner.forEach((piece, p) => {
+    const own = pairs.filter(([a, b]) => Math.floor(a / PIECE) === p && Math.floor(b / PIECE) === p);
+    own.forEach(([a, b], i) => {
+      const r = piece.routes[i];
+      if (r) routes[index.get(`${a}>${b}`)] = r.map((v, j) => v + (j % 2 ? outer.at[p].y : outer.at[p].x));
+    });
+  });
+  return { width: outer.width, height: outer.height, at, routes };
 }
 
 /**
  * Boxes for everything that shows: `box` maps each item id (nodes, folded groups, open
  * groups) to `{x, y, width, height}` in graph units; `bands` lists each band's extent.
  * `direction` "backward" lays the forward band out right to left (from the loss back to
- * the leaves) and the gradient bands left to right. `stats` counts ELK runs and cache hits.
+ * the leaves) and the gradient bands left to right. `route(level, from, to)` gives ELK's
+ * route of an edge between two children of a container. `stats` counts ELK runs and cache
+ * hits.
  * @param {ReturnType<import("./fold.js").foldGraph>} folded
  * @param {{direction?: "forward"|"backward"}} [options]
  * @returns {{box: Map<string, object>, bands: {band: number, x: number, y: number,
@@ -179,7 +200,8 @@ export function layoutFolded(folded, { direction = "forward" } = {}) {
     if (!edgesAt.has(e.level)) edgesAt.set(e.level, new Set());
     edgesAt.get(e.level).add(`${e.from}\n${e.to}`);
   }
-  const local = new Map(); // container id -> {width, height, at}
+  const local = new Map(); // container id -> {width, height, at, routes}
+  const pairIndex = new Map(); // container id -> "from\nto" -> index of its route
   const sizeOf = (id) => {
     const item = folded.items.get(id);
     if (item.type === "group" && item.open) {
@@ -193,10 +215,12 @@ export function layoutFolded(folded, { direction = "forward" } = {}) {
     const holder = folded.containers.get(id);
     const index = new Map(holder.children.map((child, i) => [child, i]));
     const sizes = holder.children.map(sizeOf);
-    const pairs = [...(edgesAt.get(id) || [])].map((key) => {
+    const keys = [...(edgesAt.get(id) || [])];
+    const pairs = keys.map((key) => {
       const [from, to] = key.split("\n");
       return [index.get(from), index.get(to)];
     });
+    pairIndex.set(id, new Map(keys.map((key, i) => [key, i])));
     const reversed = direction === "backward";
     const rightToLeft = holder.band > 0 ? !reversed : reversed;
     const layout = piecewiseLayout(sizes, pairs, { rightToLeft, padded: !id.startsWith("band:") }, stats);
@@ -216,9 +240,19 @@ export function layoutFolded(folded, { direction = "forward" } = {}) {
     const x = (root.band > 0) !== (direction === "backward") ? width - layout.width : 0;
     bands.push({ band: root.band, x, y: top, width: layout.width, height: layout.height });
     place(root.id, x, top, folded, local, box);
+    box.set(root.id, { x, y: top, width: layout.width, height: layout.height });
     top += layout.height + SIZE.bandGap;
   }
-  return { box, bands, width, height: Math.max(0, top - SIZE.bandGap), stats };
+  /** ELK's route of the edge between children `from` and `to` of container `level`, in
+   * graph units ([x0, y0, x1, y1, ...]), or null. */
+  const route = (level, from, to) => {
+    const i = pairIndex.get(level)?.get(`${from}\n${to}`);
+    const points = i === undefined ? null : local.get(level).routes[i];
+    if (!points) return null;
+    const origin = box.get(level);
+    return points.map((v, j) => v + (j % 2 ? origin.y : origin.x));
+  };
+  return { box, bands, route, width, height: Math.max(0, top - SIZE.bandGap), stats };
 }
 
 /** Absolute boxes of a container's children (and, for open groups, of theirs), iteratively. */

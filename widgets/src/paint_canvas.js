@@ -175,7 +175,9 @@ export function canvasPainter(canvas, host) {
 
   function curve(d) {
     ctx.moveTo(d[0], d[1]);
-    ctx.bezierCurveTo(d[2], d[3], d[4], d[5], d[6], d[7]);
+    for (let i = 2; i < d.length; i += 6) {
+      ctx.bezierCurveTo(d[i], d[i + 1], d[i + 2], d[i + 3], d[i + 4], d[i + 5]);
+    }
   }
 
   function triangle(t) {

@@ -8,9 +8,13 @@
 import { s } from "./dom.js";
 import { boxTitle } from "./scene.js";
 
-/** A curve [x1, y1, c1x, c1y, c2x, c2y, x2, y2] as an SVG path. */
+/** A path ([x0, y0] then c1x, c1y, c2x, c2y, x, y per cubic segment) as SVG path data. */
 export function curvePath(d) {
-  return `M${d[0]},${d[1]} C${d[2]},${d[3]} ${d[4]},${d[5]} ${d[6]},${d[7]}`;
+  let path = `M${d[0]},${d[1]}`;
+  for (let i = 2; i < d.length; i += 6) {
+    path += ` C${d[i]},${d[i + 1]} ${d[i + 2]},${d[i + 3]} ${d[i + 4]},${d[i + 5]}`;
+  }
+  return path;
 }
 
 /** Node box labels longer than this many characters are cut with an ellipsis. */

@@ -21,8 +21,9 @@ export const ALL_LINKS_BELOW = 40;
  * @property {object[]} frames open groups: {id, group, x, y, width, height, label, depth}
  * @property {object[]} nodes boxes: {id, x, y, width, height, label, sub, classes, fill,
  *   group (for a folded group: its group id, else null), source (the fold.js item)}
- * @property {object[]} edges {source, target, position, d: [x1, y1, c1x, c1y, c2x, c2y,
- *   x2, y2], arrow: [x1, y1, x2, y2, x3, y3], classes}
+ * @property {object[]} edges {source, target, position, d (a path: [x0, y0] then six
+ *   numbers per cubic segment: c1x, c1y, c2x, c2y, x, y), arrow: [x1, y1, x2, y2, x3, y3],
+ *   classes}
  * @property {object[]} links {source, target, d, classes}
  * @property {object[]} texts band titles and edge labels: {x, y, text, classes, key}
  * @property {{x: number, y: number, width: number, height: number}} bounds
@@ -76,7 +77,9 @@ export function buildScene(folded, layout, props, matches) {
     }
     const band = folded.items.get(e.source).band;
     const slot = folded.items.get(e.target).type === "node" ? e.position || 0 : 0;
-    const d = sideCurve(from, to, rightToLeft(band), slot, arity.get(e.target) || 1);
+    const side = sideCurve(from, to, rightToLeft(band), slot, arity.get(e.target) || 1);
+    const route = layout.route ? layout.route(e.level, e.from, e.to) : null;
+    const d = route ? routedPath(side, route, e.source === e.from, e.target === e.to) : side;
     edges.push({ ...ends(e), d, arrow: arrowHead(d, backward), classes: ["tk-edge"] });
   }
   const links = folded.links
@@ -169,6 +172,32 @@ export function sideCurve(from, to, rightToLeft, slot, arity) {
   return [x1, y1, x1 + bend, y1, x2 - bend, y2, x2, y2];
 }
 
+/**
+ * A path along ELK's route (a polyline [x0, y0, x1, y1, ...] between the boxes of the
+ * children where an edge's ends meet), joined by a curve to the source's outgoing point
+ * (`side`'s start) unless the source is that child itself, and likewise to the target.
+ * @param {number[]} side the direct curve ({@link sideCurve})
+ * @param {number[]} route
+ * @param {boolean} sourceIsEnd
+ * @param {boolean} targetIsEnd
+ * @returns {number[]} a path (see Scene.edges)
+ */
+export function routedPath(side, route, sourceIsEnd, targetIsEnd) {
+  const n = route.length;
+  const d = sourceIsEnd ? [route[0], route[1]] : [side[0], side[1]];
+  const joint = (x0, y0, x1, y1) => {
+    const bend = (x1 - x0) / 2;
+    d.push(x0 + bend, y0, x1 - bend, y1, x1, y1);
+  };
+  if (!sourceIsEnd) joint(side[0], side[1], route[0], route[1]);
+  for (let i = 2; i < n; i += 2) {
+    const [x0, y0, x1, y1] = [route[i - 2], route[i - 1], route[i], route[i + 1]];
+    d.push(x0 + (x1 - x0) / 3, y0 + (y1 - y0) / 3, x0 + (2 * (x1 - x0)) / 3, y0 + (2 * (y1 - y0)) / 3, x1, y1);
+  }
+  if (!targetIsEnd) joint(route[n - 2], route[n - 1], side[6], side[7]);
+  return d;
+}
+
 /** Curve from the bottom middle of one box to the top middle of another (one band below). */
 export function verticalCurve(from, to) {
   const x1 = from.x + from.width / 2;
@@ -180,14 +209,15 @@ export function verticalCurve(from, to) {
 }
 
 /**
- * The arrowhead triangle of curve `d` at its end (at its start, pointing back, for a
+ * The arrowhead triangle of path `d` at its end (at its start, pointing back, for a
  * graph read backward: gradients flow from consumers to producers).
  * @param {number[]} d
  * @param {boolean} atStart
  * @returns {number[]} [tipX, tipY, x2, y2, x3, y3]
  */
 export function arrowHead(d, atStart) {
-  const [tx, ty, cx, cy] = atStart ? [d[0], d[1], d[2], d[3]] : [d[6], d[7], d[4], d[5]];
+  const n = d.length;
+  const [tx, ty, cx, cy] = atStart ? [d[0], d[1], d[2], d[3]] : [d[n - 2], d[n - 1], d[n - 4], d[n - 3]];
   let dx = tx - cx;
   let dy = ty - cy;
   const length = Math.hypot(dx, dy) || 1;
@@ -229,10 +259,13 @@ export function visibleItems(scene, area) {
   const y2 = area.y + area.height;
   const meets = (b) => b.x <= x2 && b.x + b.width >= area.x && b.y <= y2 && b.y + b.height >= area.y;
   const curveMeets = (d) => {
-    const left = Math.min(d[0], d[2], d[4], d[6]);
-    const right = Math.max(d[0], d[2], d[4], d[6]);
-    const top = Math.min(d[1], d[3], d[5], d[7]);
-    const bottom = Math.max(d[1], d[3], d[5], d[7]);
+    let [left, right, top, bottom] = [d[0], d[0], d[1], d[1]];
+    for (let i = 2; i < d.length; i += 2) {
+      left = Math.min(left, d[i]);
+      right = Math.max(right, d[i]);
+      top = Math.min(top, d[i + 1]);
+      bottom = Math.max(bottom, d[i + 1]);
+    }
     return left <= x2 && right >= area.x && top <= y2 && bottom >= area.y;
   };
   return {

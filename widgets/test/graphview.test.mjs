@@ -5,7 +5,14 @@ import { GROUP_PREFIX, foldGraph, groupTree, searchMatches } from "../src/fold.j
 import { boxInView, centreOn, fitTransform, hitTest } from "../src/graphview.js";
 import { layoutFolded } from "../src/layout.js";
 import { clip, paintSvg } from "../src/paint_svg.js";
-import { ALL_LINKS_BELOW, arrowHead, buildScene, sideCurve, visibleItems } from "../src/scene.js";
+import {
+  ALL_LINKS_BELOW,
+  arrowHead,
+  buildScene,
+  routedPath,
+  sideCurve,
+  visibleItems,
+} from "../src/scene.js";
 
 test("fitTransform scales a wide graph down, never up, and centres what fits", () => {
   const wide = { x: 0, y: 0, width: 2000, height: 100 };
@@ -67,9 +74,14 @@ test("buildScene: labels, a frame per open group, an arrowhead per edge", () => 
   assert.deepEqual(labels, { x: "x", mm: "matmul", add: "add", out: "out", g: "mul" });
   const inBand = scene.edges.filter((e) => !e.classes.includes("tk-edge-cross"));
   assert.equal(inBand.length, 3);
+  const boxes = Object.fromEntries(scene.nodes.map((n) => [n.id, n]));
   for (const e of inBand) {
     assert.equal(e.arrow.length, 6);
-    assert.deepEqual([e.arrow[0], e.arrow[1]], [e.d[6], e.d[7]], "the tip at the target");
+    assert.equal((e.d.length - 2) % 6, 0, "a start point and cubic segments");
+    assert.deepEqual([e.arrow[0], e.arrow[1]], e.d.slice(-2), "the tip at the path's end");
+    const target = boxes[e.target];
+    assert.ok(Math.abs(e.d.at(-2) - target.x) < 1e-6, "on the target's incoming side");
+    assert.ok(e.d.at(-1) >= target.y && e.d.at(-1) <= target.y + target.height);
   }
   assert.equal(scene.links.length, 1, "few links: all drawn");
   assert.ok(scene.texts.some((t) => t.classes.includes("tk-band-label")));
@@ -138,6 +150,19 @@ test("sideCurve spreads arguments along the target and arrowHead points along th
   const [tx, ty, ax, , bx] = arrowHead(d, false);
   assert.deepEqual([tx, ty], [200, 20]);
   assert.ok(ax < 200 && bx < 200, "the head trails back from the tip");
+});
+
+test("routedPath follows ELK's route and joins nested ends with curves", () => {
+  const side = [0, 0, 10, 0, 90, 50, 100, 50];
+  const route = [20, 5, 50, 5, 80, 45];
+  const direct = routedPath(side, route, true, true);
+  assert.deepEqual(direct.slice(0, 2), [20, 5]);
+  assert.deepEqual(direct.slice(-2), [80, 45]);
+  assert.equal(direct.length, 2 + 2 * 6, "one straight cubic per route segment");
+  const nested = routedPath(side, route, false, false);
+  assert.deepEqual(nested.slice(0, 2), [0, 0], "from the nested source");
+  assert.deepEqual(nested.slice(-2), [100, 50], "to the nested target");
+  assert.equal(nested.length, 2 + 4 * 6);
 });
 
 test("visibleItems culls what lies outside the area", () => {
