@@ -92,16 +92,27 @@ def test_a_20000_op_tape_folds_unfolds_and_pans(browser: Any, artifacts: Path, b
     top = [g for g in graph["collapsed"] if g in folded]
     assert top, first["folded"]
     for gid in top:
-        assert folded[gid] == f"{groups[gid]['count']} nodes", gid
+        count = groups[gid]["count"]
+        assert folded[gid] == f"{count} node{'' if count == 1 else 's'}", gid
     assert first["arrows"] == first["withinBand"] > 0
 
     opened = steps["unfoldedBlock"]
     before = {f[0] for f in first["frames"]}
     block = next(f[0] for f in opened["frames"] if f[0] not in before)
     assert groups[block]["kind"] == "module"
-    assert opened["nodes"] == first["nodes"] - 1 + len(groups[block]["children"])
+    folded_ids = set(graph["collapsed"])
+
+    def shown(gid: str) -> int:
+        """Boxes that show for open group `gid`'s contents."""
+        children = groups[gid]["children"]
+        return len(groups[gid]["nodes"]) + sum(1 if c in folded_ids else shown(c) for c in children)
+
+    assert opened["nodes"] == first["nodes"] - 1 + shown(block)
     unit = steps["unfoldedUnit"]
     assert len(unit["frames"]) == len(opened["frames"]) + 1
+    inner = next(f[0] for f in unit["frames"] if f[0] not in {g[0] for g in opened["frames"]})
+    assert groups[inner]["kind"] == "function"
+    assert unit["nodes"] == opened["nodes"] - 1 + shown(inner)
     assert steps["foldedBack"]["nodes"] == first["nodes"]
     assert sorted(steps["foldedBack"]["frames"]) == sorted(first["frames"])
 
