@@ -1,8 +1,10 @@
 /**
- * The graph widget (anywidget front end): the SVG graph, a toolbar (search, colouring mode,
- * gradient ops shown or not, the colour legend) and a side panel with the selected node's
- * details. Synced traits: `graph` (read), `selected`, `collapsed` (written on clicks),
- * `color_by` and `show_backward` (read, and written from the toolbar).
+ * The graph widget (anywidget front end): the graph view (graphview.js), a toolbar (search,
+ * colouring mode, gradient ops shown or not, the colour legend) and a side panel with the
+ * selected node's details. Synced traits: `graph` (read), `selected` (written on clicks; set
+ * from Python, the view opens the groups hiding the node and pans to it), `collapsed`
+ * (written on clicks, expand all and collapse all), `color_by` and `show_backward` (read, and
+ * written from the toolbar).
  */
 
 import { h, legendView, nodeDetails, redrawOn } from "./dom.js";

@@ -14,8 +14,10 @@ import { visibleItems } from "./scene.js";
 /** Below these zoom levels texts, then arrowheads, are not drawn. */
 export const LOD = { text: 0.4, arrows: 0.2 };
 
-/** Largest image (in device pixels) the whole scene is drawn into, to pan it as one. */
+/** Largest image (in device pixels) the whole scene is drawn into, to pan it as one;
+ * larger scenes are drawn in tiles of TILE x TILE views around the view. */
 export const SNAPSHOT_PIXELS = 16e6;
+const TILE = 3;
 
 /**
  * A painter drawing scenes on `canvas`; `host` receives the hidden style probes.
@@ -29,7 +31,7 @@ export function canvasPainter(canvas, host) {
   host.append(probe);
   const styles = new Map();
   const styleOf = (tag, classes, inner = null) => {
-    const key = `${tag}|${classes}|${inner}`;
+    const key = `${tag}|${classes}|${inner ? `${inner.tag}.${inner.class || ""}` : ""}`;
     if (styles.has(key)) return styles.get(key);
     const element = s(tag, { class: classes });
     const target = inner ? s(inner.tag, { class: inner.class }) : element;
@@ -50,11 +52,11 @@ export function canvasPainter(canvas, host) {
   };
   const screen = canvas.getContext("2d");
   let ctx = screen;
-  let snapshot = null; // {scene, k, image}: the whole scene drawn once at zoom k
+  let snapshot = null; // {scene, k, part, image, count}: part of the scene drawn at zoom k
 
-  /** Draw `scene` under `view`; returns the number of node boxes drawn. Zoomed out so far
-   * that the whole scene fits in SNAPSHOT_PIXELS, it is drawn once into an image that
-   * panning then moves. */
+  /** Draw `scene` under `view`; returns the number of node boxes in the image shown. The
+   * scene is drawn into an image (all of it, or a tile around the view) that panning then
+   * moves: the browser rasterizes texts and curves once, not every frame. */
   function draw(scene, view) {
     const ratio = window.devicePixelRatio || 1;
     const width = canvas.clientWidth;
@@ -68,26 +70,45 @@ export function canvasPainter(canvas, host) {
     const b = scene.bounds;
     const w = Math.ceil((b.width + 2) * k * ratio);
     const h = Math.ceil((b.height + 2) * k * ratio);
+    const area = { x: -view.x / k, y: -view.y / k, width: width / k, height: height / k };
+    // The part of the scene kept as an image: all of it when small enough, else a tile of
+    // TILE views around the one shown, drawn again once the view leaves it.
+    let part = { x: b.x - 1, y: b.y - 1, width: b.width + 2, height: b.height + 2 };
     if (w * h > SNAPSHOT_PIXELS) {
-      screen.setTransform(ratio * k, 0, 0, ratio * k, ratio * view.x, ratio * view.y);
-      const area = { x: -view.x / k, y: -view.y / k, width: width / k, height: height / k };
-      return paint(visibleItems(scene, area), k);
+      const fresh = snapshot && snapshot.scene === scene && snapshot.k === k;
+      if (fresh && contains(snapshot.part, area)) part = snapshot.part;
+      else {
+        part = {
+          x: area.x - area.width * (TILE - 1) / 2,
+          y: area.y - area.height * (TILE - 1) / 2,
+          width: area.width * TILE,
+          height: area.height * TILE,
+        };
+      }
     }
-    if (!snapshot || snapshot.scene !== scene || snapshot.k !== k) {
+    if (!snapshot || snapshot.scene !== scene || snapshot.k !== k || snapshot.part !== part) {
       const image = document.createElement("canvas");
-      image.width = w;
-      image.height = h;
+      image.width = Math.ceil(part.width * k * ratio);
+      image.height = Math.ceil(part.height * k * ratio);
       ctx = image.getContext("2d");
-      ctx.setTransform(ratio * k, 0, 0, ratio * k, ratio * (1 - b.x) * k, ratio * (1 - b.y) * k);
-      const all = { x: b.x - 1, y: b.y - 1, width: b.width + 2, height: b.height + 2 };
-      const count = paint(visibleItems(scene, all), k);
+      ctx.setTransform(ratio * k, 0, 0, ratio * k, -ratio * part.x * k, -ratio * part.y * k);
+      const count = paint(visibleItems(scene, part), k);
       ctx = screen;
-      snapshot = { scene, k, image, count };
+      snapshot = { scene, k, part, image, count };
     }
-    const x = ratio * (view.x + (b.x - 1) * k);
-    const y = ratio * (view.y + (b.y - 1) * k);
+    const x = ratio * (view.x + part.x * k);
+    const y = ratio * (view.y + part.y * k);
     screen.drawImage(snapshot.image, Math.round(x), Math.round(y));
     return snapshot.count;
+  }
+
+  function contains(outer, inner) {
+    return (
+      inner.x >= outer.x &&
+      inner.y >= outer.y &&
+      inner.x + inner.width <= outer.x + outer.width &&
+      inner.y + inner.height <= outer.y + outer.height
+    );
   }
 
   /** Paint the items `shown` of a scene on `ctx` (its transform set) at zoom `k`. */
