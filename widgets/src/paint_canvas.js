@@ -73,20 +73,19 @@ export function canvasPainter(canvas, host) {
     const area = { x: -view.x / k, y: -view.y / k, width: width / k, height: height / k };
     // The part of the scene kept as an image: all of it when small enough, else a tile of
     // TILE views around the one shown, drawn again once the view leaves it.
-    let part = { x: b.x - 1, y: b.y - 1, width: b.width + 2, height: b.height + 2 };
-    if (w * h > SNAPSHOT_PIXELS) {
-      const fresh = snapshot && snapshot.scene === scene && snapshot.k === k;
-      if (fresh && contains(snapshot.part, area)) part = snapshot.part;
-      else {
-        part = {
-          x: area.x - area.width * (TILE - 1) / 2,
-          y: area.y - area.height * (TILE - 1) / 2,
-          width: area.width * TILE,
-          height: area.height * TILE,
-        };
-      }
+    const fresh = snapshot !== null && snapshot.scene === scene && snapshot.k === k;
+    let part = fresh && contains(snapshot.part, area) ? snapshot.part : null;
+    if (part === null && w * h <= SNAPSHOT_PIXELS) {
+      part = { x: b.x - 1, y: b.y - 1, width: b.width + 2, height: b.height + 2 };
+    } else if (part === null) {
+      part = {
+        x: area.x - (area.width * (TILE - 1)) / 2,
+        y: area.y - (area.height * (TILE - 1)) / 2,
+        width: area.width * TILE,
+        height: area.height * TILE,
+      };
     }
-    if (!snapshot || snapshot.scene !== scene || snapshot.k !== k || snapshot.part !== part) {
+    if (!fresh || snapshot.part !== part) {
       const image = document.createElement("canvas");
       image.width = Math.ceil(part.width * k * ratio);
       image.height = Math.ceil(part.height * k * ratio);
