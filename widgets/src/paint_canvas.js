@@ -74,8 +74,9 @@ export function canvasPainter(canvas, host) {
     // The part of the scene kept as an image: all of it when small enough, else a tile of
     // TILE views around the one shown, drawn again once the view leaves it.
     const fresh = snapshot !== null && snapshot.scene === scene && snapshot.k === k;
-    let part = fresh && contains(snapshot.part, area) ? snapshot.part : null;
-    if (part === null && w * h <= SNAPSHOT_PIXELS) {
+    const whole = w * h <= SNAPSHOT_PIXELS;
+    let part = fresh && (whole || contains(snapshot.part, area)) ? snapshot.part : null;
+    if (part === null && whole) {
       part = { x: b.x - 1, y: b.y - 1, width: b.width + 2, height: b.height + 2 };
     } else if (part === null) {
       part = {
