@@ -4,13 +4,14 @@
  * recorded view (recording_view.js) as a minified plain script defining
  * `tensorkitRecordingView`, which the outputs' text/html fallback inlines. Each
  * bundle starts with a header naming the esbuild version and a SHA-256 of widgets/src, which
- * widgets/check_bundle.py compares when node is not available.
+ * widgets/check_bundle.py compares when node is not available. elkjs's licence (EPL-2.0) is
+ * copied beside the bundles, which include it.
  *
  * Run: npm --prefix widgets run build
  */
 
 import { createHash } from "node:crypto";
-import { readFileSync, readdirSync } from "node:fs";
+import { copyFileSync, readFileSync, readdirSync } from "node:fs";
 import { dirname, join, relative, resolve, sep } from "node:path";
 import { fileURLToPath } from "node:url";
 import * as esbuild from "esbuild";
@@ -65,6 +66,11 @@ await esbuild.build({
   target: "es2020",
   outdir,
   banner: { js: header, css: header },
+  // ELK alone is 1.6 MB as shipped. Names are kept: recording.py inlines a bundle by its
+  // default export's name (graph_default), which must end the file.
+  minifyWhitespace: true,
+  minifySyntax: true,
+  legalComments: "inline",
   logLevel: "warning",
 });
 await esbuild.build({
@@ -79,3 +85,5 @@ await esbuild.build({
   banner: { js: header },
   logLevel: "warning",
 });
+// The bundles include elkjs (EPL-2.0): its licence ships beside them.
+copyFileSync(join(here, "node_modules", "elkjs", "LICENSE.md"), join(outdir, "elkjs-LICENSE.md"));

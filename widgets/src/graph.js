@@ -1,8 +1,10 @@
 /**
- * The graph widget (anywidget front end): the SVG graph, a toolbar (search, colouring mode,
- * gradient ops shown or not, the colour legend) and a side panel with the selected node's
- * details. Synced traits: `graph` (read), `selected`, `collapsed` (written on clicks),
- * `color_by` and `show_backward` (read, and written from the toolbar).
+ * The graph widget (anywidget front end): the graph view (graphview.js), a toolbar (search,
+ * colouring mode, gradient ops shown or not, the colour legend) and a side panel with the
+ * selected node's details. Synced traits: `graph` (read), `selected` (written on clicks; set
+ * from Python, the view opens the groups hiding the node and pans to it), `collapsed`
+ * (written on clicks, expand all and collapse all), `color_by` and `show_backward` (read, and
+ * written from the toolbar).
  */
 
 import { h, legendView, nodeDetails, redrawOn } from "./dom.js";
@@ -15,7 +17,7 @@ import { graphView } from "./graphview.js";
  * @returns {() => void}
  */
 function render({ model, el }) {
-  const search = h("input", { class: "tk-search", type: "search", placeholder: "Filter by op" });
+  const search = h("input", { class: "tk-search", type: "search", placeholder: "Search ops, groups" });
   const colorBy = h(
     "select",
     { class: "tk-color-by", title: "Colour nodes by" },
@@ -41,6 +43,9 @@ function render({ model, el }) {
         "collapsed",
         collapsed.includes(path) ? collapsed.filter((p) => p !== path) : [...collapsed, path],
       );
+    },
+    onCollapse(ids) {
+      set("collapsed", ids);
     },
   });
   const root = h("div", { class: "tk-widget tk-graph-widget" }, [

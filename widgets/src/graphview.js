@@ -1,345 +1,424 @@
 /**
- * The graph as SVG: module group frames, edges in argument order, node boxes, the gradient
- * ops' band below the forward ops with dashed links to the ops whose rules ran them; zoom
- * with the wheel and pan by dragging. Shared by the graph widget and the stepper widget.
+ * The graph view shared by the graph, stepper and replay widgets: folds the model's groups
+ * (fold.js), lays the result out with ELK (layout.js), builds one scene (scene.js) and
+ * paints it, as SVG when small and on a canvas when large. Wheel zoom, drag pan, a tool
+ * bar (fit to view, zoom to selection, expand all, collapse all) and a minimap; opening or
+ * closing a group keeps that group where it was on screen; a node selected from outside
+ * is panned to, opening the groups that hide it.
  */
 
-import { s } from "./dom.js";
-import { nodeColors, nodeLabel, nodeShapes, nodeTitle } from "./format.js";
-import {
-  GROUP_PREFIX,
-  bandLayout,
-  collapsedOwner,
-  edgePath,
-  linkPath,
-  matchesSearch,
-  visibleGraph,
-} from "./layout.js";
+import { h, s } from "./dom.js";
+import { allGroups, foldGraph, groupTree, hidingGroups, searchMatches } from "./fold.js";
+import { SIZE, layoutFolded } from "./layout.js";
+import { canvasPainter } from "./paint_canvas.js";
+import { paintSvg } from "./paint_svg.js";
+import { boxTitle, buildScene } from "./scene.js";
 
-/** Node box size and gaps between layers / rows, in SVG units. */
-export const SIZE = { width: 132, height: 40, gapX: 56, gapY: 30 };
+/** Scenes with more node boxes than this are painted on a canvas instead of as SVG. */
+export const SVG_MAX_NODES = 400;
 
-/** Padding of a module group's frame around its nodes, `level` of `deepest` (outer frames
- * pad more, so nested frames do not touch). */
-function framePad(level, deepest) {
-  return 6 + 16 * (deepest - level);
-}
-
-/** Height of a frame's header line. */
-const HEADER = 14;
-
-/** The smallest scale fitting a graph to the view uses: below it labels are not legible,
- * so a larger graph shows its top-left part (zoom out with the wheel to see all). */
+/** The smallest scale a graph is first shown at: below it labels are not legible, so a
+ * larger graph first shows its left part ("fit to view" shows all of it). */
 export const MIN_FIT_SCALE = 0.75;
+
+/** The largest zoom. */
+export const MAX_SCALE = 4;
+
+/** Margin around the graph when fitted, in pixels. */
+const MARGIN = 24;
 
 /**
  * @typedef {object} ViewProps
  * @property {object} graph the model from tensorkit.notebook.build_graph
- * @property {string[]} collapsed collapsed module paths
- * @property {string} selected selected node id ("" for none)
- * @property {string} query search text
- * @property {string} colorBy a key of format.js COLOR_MODES ("none", "forward_time",
- *   "backward_time", "bytes", "grad_norm", "nan"; "time" and "memory" are aliases)
- * @property {string} current node id to highlight as the current step ("" for none)
+ * @property {string[]} collapsed folded group ids
+ * @property {string} selected selected node id ("" for none); set from outside, the view
+ *   pans to it
+ * @property {string} query search text: matches are highlighted, folded groups show how
+ *   many of their nodes match
+ * @property {string} colorBy a key of format.js COLOR_MODES
+ * @property {string} current node id to mark as the current step ("" for none)
  * @property {boolean} [showBackward] draw the gradient bands (default true)
- * @property {Object<string, string[]>} [marks] node id -> extra class names of its <g>
- * @property {Object<string, string>} [edgeLabels] "source->target" -> text drawn at the
- *   middle of that edge (class tk-edge-label)
+ * @property {"forward"|"backward"} [direction] "backward" lays the graph out from the loss
+ *   (left) back to the leaves (right), arrows along the gradients' way
+ * @property {Object<string, string[]>} [marks] node id -> extra class names of its box
+ * @property {Object<string, string>} [edgeLabels] "source->target" -> text at the edge
  */
 
 /**
- * Create a graph view. `onSelect(id)` (optional) is called on a node click, `onToggle(path)`
- * on a group header (or collapsed group) click. `update` returns the colour legend (see
- * format.js nodeColors; null without colouring).
- * @param {{onSelect?: (id: string) => void, onToggle: (path: string) => void}} handlers
- * @returns {{element: SVGSVGElement, update: (props: ViewProps) => {legend: object|null},
+ * The view transform showing `bounds` in a width x height area: scaled down (never up)
+ * to fit, not below `minScale`; centred when it fits, else its left end shown.
+ * @param {{x: number, y: number, width: number, height: number}} bounds
+ * @param {number} width
+ * @param {number} height
+ * @param {number} minScale
+ * @returns {{k: number, x: number, y: number}}
+ */
+export function fitTransform(bounds, width, height, minScale) {
+  const fit = Math.min(
+    1,
+    (width - 2 * MARGIN) / Math.max(1, bounds.width),
+    (height - 2 * MARGIN) / Math.max(1, bounds.height),
+  );
+  const k = Math.max(minScale, fit);
+  const x = fit >= k ? (width - bounds.width * k) / 2 - bounds.x * k : MARGIN - bounds.x * k;
+  const tall = bounds.height * k > height - 2 * MARGIN;
+  const y = tall ? MARGIN - bounds.y * k : (height - bounds.height * k) / 2 - bounds.y * k;
+  return { k, x, y };
+}
+
+/**
+ * The view transform with box `b` centred in the area, at scale `k`.
+ * @returns {{k: number, x: number, y: number}}
+ */
+export function centreOn(b, width, height, k) {
+  return { k, x: width / 2 - (b.x + b.width / 2) * k, y: height / 2 - (b.y + b.height / 2) * k };
+}
+
+/**
+ * Whether box `b` lies inside the area under transform `view`.
+ * @returns {boolean}
+ */
+export function boxInView(b, view, width, height) {
+  const left = view.x + b.x * view.k;
+  const top = view.y + b.y * view.k;
+  return left >= 0 && top >= 0 && left + b.width * view.k <= width && top + b.height * view.k <= height;
+}
+
+/**
+ * The node box, else the group frame header, under graph point (x, y): what a click there
+ * means. Null for none.
+ * @param {import("./scene.js").Scene} scene
+ * @returns {{node?: object, frame?: object}|null}
+ */
+export function hitTest(scene, x, y) {
+  for (let i = scene.nodes.length - 1; i >= 0; i--) {
+    const n = scene.nodes[i];
+    if (x >= n.x && x <= n.x + n.width && y >= n.y && y <= n.y + n.height) return { node: n };
+  }
+  for (let i = scene.frames.length - 1; i >= 0; i--) {
+    const f = scene.frames[i];
+    if (x >= f.x && x <= f.x + f.width && y >= f.y && y <= f.y + SIZE.header) return { frame: f };
+  }
+  return null;
+}
+
+/**
+ * What a view keeps between updates to redo only what changed: the group tree per graph,
+ * the fold and layout per (collapsed, showBackward, direction).
+ */
+function layoutMemo() {
+  let graph = null;
+  let tree = null;
+  let key = null;
+  let folded = null;
+  let layout = null;
+  return (props) => {
+    if (props.graph !== graph) {
+      graph = props.graph;
+      tree = groupTree(graph);
+      key = null;
+    }
+    const collapsed = (props.collapsed || []).filter((id) => tree.groups.has(id));
+    const next = `${[...collapsed].sort().join("\n")}|${props.showBackward !== false}|${props.direction}`;
+    if (next !== key) {
+      key = next;
+      folded = foldGraph(graph, tree, collapsed, { showBackward: props.showBackward !== false });
+      layout = layoutFolded(folded, { direction: props.direction || "forward" });
+    }
+    return { tree, folded, layout, collapsed, key };
+  };
+}
+
+/**
+ * Create a graph view. `onSelect(id)` (optional) is called on a node click, `onToggle(id)`
+ * on a click on a group (its frame's header, or the folded group), `onCollapse(ids)`
+ * (optional) to set the folded groups at once (expand all, collapse all, opening the groups
+ * that hide a node selected from outside; without it, `onToggle` is called per group).
+ * `update` returns the colour legend (format.js nodeColors; null without colouring). The
+ * element carries, as `element.tkScene`, the last scene drawn, as `tkView` the view
+ * transform ({k, x, y}), as `tkStats` the last layout's ELK runs and cache hits and as
+ * `tkDrawMs` the last canvas frame's drawing time (for tests and tools).
+ * @param {{onSelect?: (id: string) => void, onToggle: (id: string) => void,
+ *   onCollapse?: (ids: string[]) => void}} handlers
+ * @returns {{element: HTMLElement, update: (props: ViewProps) => {legend: object|null},
  *   destroy: () => void}}
  */
-export function graphView({ onSelect, onToggle }) {
+export function graphView({ onSelect, onToggle, onCollapse }) {
   const viewport = s("g", { class: "tk-viewport" });
   const svg = s("svg", { class: "tk-graph-svg" }, [viewport]);
-  const view = { k: 1, x: 16, y: 28 };
-  const apply = () =>
-    viewport.setAttribute("transform", `translate(${view.x},${view.y}) scale(${view.k})`);
-  apply();
+  const canvas = h("canvas", { class: "tk-graph-canvas" });
+  const minimap = h("canvas", { class: "tk-minimap", title: "Overview: click to move there" });
+  const button = (text, title, action) => {
+    const b = h("button", { class: "tk-button tk-graph-tool", title, text, "data-action": action });
+    b.addEventListener("click", () => tools[action]());
+    return b;
+  };
+  const toolbar = h("div", { class: "tk-graph-tools" }, [
+    button("⤢", "Fit the whole graph in view", "fit"),
+    button("◎", "Zoom to the selected node", "focus"),
+    button("⊞", "Expand all groups", "expand"),
+    button("⊟", "Collapse all groups", "collapse"),
+  ]);
+  const element = h("div", { class: "tk-graph-view" }, [svg, canvas, toolbar, minimap]);
+  const painter = canvasPainter(canvas, element);
+  const memo = layoutMemo();
+  const view = { k: 1, x: MARGIN, y: MARGIN };
+  let state = null; // {props, tree, folded, layout, scene, mode, key}
+  let fittedGraph = null;
+  let anchor = null; // {id, sx, sy}: keep this item's box at screen point (sx, sy)
+  let reveal = ""; // a node selected from outside, to pan to once it shows
+  let frame = 0;
 
+  const size = () => ({ width: element.clientWidth, height: element.clientHeight });
+  const apply = () => {
+    if (!state) return;
+    if (state.mode === "svg") {
+      viewport.setAttribute("transform", `translate(${view.x},${view.y}) scale(${view.k})`);
+    } else if (!frame) {
+      frame = requestAnimationFrame(() => {
+        frame = 0;
+        const start = performance.now();
+        painter.draw(state.scene, view);
+        element.tkDrawMs = performance.now() - start;
+      });
+    }
+    drawMinimap();
+  };
+  const setView = (next) => {
+    const { width, height } = size();
+    const floor = state ? Math.min(0.2, fitTransform(state.scene.bounds, width, height, 0).k) : 0.2;
+    view.k = Math.min(MAX_SCALE, Math.max(floor, next.k));
+    view.x = next.x;
+    view.y = next.y;
+    apply();
+  };
+  const setCollapsed = (ids) => {
+    if (onCollapse) onCollapse(ids);
+    else {
+      const now = new Set(state.props.collapsed || []);
+      const want = new Set(ids);
+      for (const id of new Set([...now, ...want])) if (now.has(id) !== want.has(id)) onToggle(id);
+    }
+  };
+  const toggle = (groupId, itemId) => {
+    const b = state.layout.box.get(itemId);
+    if (b) anchor = { id: itemId, sx: view.x + b.x * view.k, sy: view.y + b.y * view.k };
+    onToggle(groupId);
+  };
+  const tools = {
+    fit() {
+      if (!state) return;
+      const { width, height } = size();
+      setView(fitTransform(state.scene.bounds, width, height, 0));
+    },
+    focus() {
+      const id = state && (state.props.selected || state.props.current);
+      const b = id && state.layout.box.get(state.folded.rep.get(id));
+      if (!b) return;
+      const { width, height } = size();
+      setView(centreOn(b, width, height, Math.max(view.k, 1)));
+    },
+    expand() {
+      if (state) setCollapsed([]);
+    },
+    collapse() {
+      if (state) setCollapsed(allGroups(state.tree));
+    },
+  };
+  const handlers = {
+    onNode(box) {
+      if (box.group !== null) toggle(box.group, box.id);
+      else onSelect?.(box.id);
+    },
+    onFrame(f) {
+      toggle(f.group, f.id);
+    },
+  };
+
+  // Wheel zoom about the pointer, drag to pan; a drag does not click.
   const onWheel = (event) => {
     event.preventDefault();
-    const box = svg.getBoundingClientRect();
+    const box = element.getBoundingClientRect();
     const px = event.clientX - box.left;
     const py = event.clientY - box.top;
-    const k = Math.min(4, Math.max(0.2, view.k * Math.exp(-event.deltaY * 0.001)));
-    view.x = px - ((px - view.x) * k) / view.k;
-    view.y = py - ((py - view.y) * k) / view.k;
-    view.k = k;
-    apply();
+    const k = Math.min(MAX_SCALE, view.k * Math.exp(-event.deltaY * 0.0015));
+    setView({ k, x: px - ((px - view.x) * k) / view.k, y: py - ((py - view.y) * k) / view.k });
   };
   let drag = null;
   const onDown = (event) => {
+    if (event.target === minimap || toolbar.contains(event.target)) return;
     drag = { x: event.clientX, y: event.clientY, moved: false };
   };
   const onMove = (event) => {
-    if (!drag || !(event.buttons & 1)) return;
+    if (!drag || !(event.buttons & 1)) {
+      if (state && state.mode === "canvas" && event.target === canvas) hover(event);
+      return;
+    }
     const dx = event.clientX - drag.x;
     const dy = event.clientY - drag.y;
     if (!drag.moved && Math.hypot(dx, dy) < 4) return;
     drag.moved = true;
-    view.x += dx;
-    view.y += dy;
     drag.x = event.clientX;
     drag.y = event.clientY;
-    apply();
+    setView({ k: view.k, x: view.x + dx, y: view.y + dy });
   };
   const onClickCapture = (event) => {
     if (drag && drag.moved) event.stopPropagation();
     drag = null;
   };
-  svg.addEventListener("wheel", onWheel, { passive: false });
-  svg.addEventListener("pointerdown", onDown);
-  svg.addEventListener("pointermove", onMove);
-  svg.addEventListener("click", onClickCapture, true);
+  const graphPoint = (event) => {
+    const box = canvas.getBoundingClientRect();
+    return [(event.clientX - box.left - view.x) / view.k, (event.clientY - box.top - view.y) / view.k];
+  };
+  const hover = (event) => {
+    const hit = hitTest(state.scene, ...graphPoint(event));
+    canvas.title = hit ? (hit.node ? boxTitle(hit.node) : hit.frame.label) : "";
+    canvas.style.cursor = hit ? "pointer" : "";
+  };
+  const onCanvasClick = (event) => {
+    const hit = state && hitTest(state.scene, ...graphPoint(event));
+    if (hit && hit.node) handlers.onNode(hit.node);
+    else if (hit) handlers.onFrame(hit.frame);
+  };
+  const onMinimap = (event) => {
+    if (!state) return;
+    const { scale, x0, y0 } = minimapTransform();
+    const box = minimap.getBoundingClientRect();
+    const gx = (event.clientX - box.left - x0) / scale;
+    const gy = (event.clientY - box.top - y0) / scale;
+    const { width, height } = size();
+    setView({ k: view.k, x: width / 2 - gx * view.k, y: height / 2 - gy * view.k });
+  };
+  element.addEventListener("wheel", onWheel, { passive: false });
+  element.addEventListener("pointerdown", onDown);
+  element.addEventListener("pointermove", onMove);
+  element.addEventListener("click", onClickCapture, true);
+  canvas.addEventListener("click", onCanvasClick);
+  minimap.addEventListener("click", onMinimap);
 
-  // The view is fitted whenever what is drawn changes shape (another graph, other folded
-  // modules, gradient bands shown or hidden), not on selection; the current node is revealed.
-  // Before the SVG is on the page it has no size: the observer fits it once it has one.
-  let fitted = null;
-  let last = null;
-  const position = () => {
-    const width = svg.clientWidth;
-    const height = svg.clientHeight;
-    if (!last || !width || !height) return;
-    const { props, place } = last;
-    const key = `${(props.collapsed || []).join("\n")}|${props.showBackward !== false}`;
-    if (!fitted || fitted.graph !== props.graph || fitted.key !== key) {
-      fitted = { graph: props.graph, key };
-      Object.assign(view, fitView(place, width, height));
+  // The minimap: the whole scene, its boxes only, and the area in view.
+  let minimapImage = null;
+  const minimapTransform = () => {
+    const b = state.scene.bounds;
+    const scale = Math.min(minimap.clientWidth / Math.max(1, b.width), minimap.clientHeight / Math.max(1, b.height));
+    return { scale, x0: (minimap.clientWidth - b.width * scale) / 2, y0: (minimap.clientHeight - b.height * scale) / 2 };
+  };
+  function drawMinimap() {
+    const { width, height } = size();
+    const bounds = state.scene.bounds;
+    minimap.hidden = !width || (bounds.width * view.k <= width && bounds.height * view.k <= height);
+    if (minimap.hidden || !minimap.clientWidth) return;
+    const ctx = minimap.getContext("2d");
+    if (minimap.width !== minimap.clientWidth) minimap.width = minimap.clientWidth;
+    if (minimap.height !== minimap.clientHeight) minimap.height = minimap.clientHeight;
+    const { scale, x0, y0 } = minimapTransform();
+    if (!minimapImage || minimapImage.scene !== state.scene) {
+      const image = document.createElement("canvas");
+      image.width = minimap.width;
+      image.height = minimap.height;
+      const draw = image.getContext("2d");
+      draw.setTransform(scale, 0, 0, scale, x0, y0);
+      draw.strokeStyle = "rgba(110, 90, 160, 0.5)";
+      draw.lineWidth = 1 / scale;
+      for (const f of state.scene.frames) draw.strokeRect(f.x, f.y, f.width, f.height);
+      draw.fillStyle = "rgba(74, 111, 165, 0.7)";
+      for (const n of state.scene.nodes) draw.fillRect(n.x, n.y, n.width, n.height);
+      minimapImage = { scene: state.scene, image };
     }
-    const at = place.get(props.current);
-    if (at) Object.assign(view, revealNode(view, at, width));
+    ctx.clearRect(0, 0, minimap.width, minimap.height);
+    ctx.drawImage(minimapImage.image, 0, 0);
+    ctx.strokeStyle = "#d9822b";
+    ctx.lineWidth = 1.5;
+    ctx.strokeRect(x0 + (-view.x / view.k) * scale, y0 + (-view.y / view.k) * scale, (width / view.k) * scale, (height / view.k) * scale);
+  }
+
+  // Place the view after a change: fit a new graph, keep a toggled group where it was,
+  // pan to a node selected from outside.
+  const position = () => {
+    if (!state) return;
+    const { width, height } = size();
+    if (!width || !height) return;
+    const { scene, layout, folded, props } = state;
+    if (fittedGraph !== props.graph) {
+      fittedGraph = props.graph;
+      Object.assign(view, fitTransform(scene.bounds, width, height, Math.min(MIN_FIT_SCALE, 1)));
+    }
+    const kept = anchor && layout.box.get(anchor.id);
+    if (kept) {
+      view.x = anchor.sx - kept.x * view.k;
+      view.y = anchor.sy - kept.y * view.k;
+    }
+    anchor = null;
+    for (const id of [reveal, props.current]) {
+      const b = id && folded.items.has(id) && layout.box.get(id);
+      if (b && !boxInView(b, view, width, height)) Object.assign(view, centreOn(b, width, height, view.k));
+      if (b && id === reveal) reveal = "";
+    }
     apply();
   };
   const observer = typeof ResizeObserver === "undefined" ? null : new ResizeObserver(position);
-  if (observer) observer.observe(svg);
+  if (observer) observer.observe(element);
+
   return {
-    element: svg,
+    element,
     update(props) {
-      const { elements, place, legend } = drawGraph(props, { onSelect, onToggle });
-      viewport.replaceChildren(); // then one by one: a huge graph overflows spread arguments
-      for (const element of elements) viewport.appendChild(element);
-      last = { props, place };
+      if (!props.graph || !props.graph.nodes) {
+        viewport.replaceChildren();
+        state = null;
+        return { legend: null };
+      }
+      const previous = state;
+      const { tree, folded, layout, key } = memo(props);
+      if (props.selected && (!previous || previous.props.selected !== props.selected)) {
+        reveal = props.selected;
+        const node = props.graph.nodes.find((n) => n.id === props.selected);
+        const hiding = node ? hidingGroups(tree, node, props.collapsed || []) : [];
+        if (hiding.length) {
+          const open = new Set(hiding);
+          queueMicrotask(() => setCollapsed((props.collapsed || []).filter((id) => !open.has(id))));
+        }
+      }
+      if (previous && previous.key !== key && !anchor) anchor = changedAnchor(previous, folded, layout, view);
+      const matches = searchMatches(props.graph, tree, folded, props.query);
+      const scene = buildScene(folded, layout, props, matches);
+      const mode = scene.nodes.length > SVG_MAX_NODES ? "canvas" : "svg";
+      state = { props, tree, folded, layout, scene, mode, key };
+      element.dataset.renderer = mode;
+      element.tkScene = scene;
+      element.tkStats = layout.stats;
+      element.tkView = view;
+      svg.style.display = mode === "svg" ? "" : "none";
+      canvas.style.display = mode === "canvas" ? "" : "none";
+      if (mode === "svg") paintSvg(viewport, scene, handlers);
+      else viewport.replaceChildren();
       position();
-      return { legend };
+      return { legend: scene.legend };
     },
     destroy() {
       if (observer) observer.disconnect();
-      svg.removeEventListener("wheel", onWheel);
-      svg.removeEventListener("pointerdown", onDown);
-      svg.removeEventListener("pointermove", onMove);
-      svg.removeEventListener("click", onClickCapture, true);
-      svg.remove();
+      if (frame) cancelAnimationFrame(frame);
+      element.removeEventListener("wheel", onWheel);
+      element.removeEventListener("pointerdown", onDown);
+      element.removeEventListener("pointermove", onMove);
+      element.removeEventListener("click", onClickCapture, true);
+      canvas.removeEventListener("click", onCanvasClick);
+      minimap.removeEventListener("click", onMinimap);
+      painter.destroy();
+      element.remove();
     },
   };
 }
 
-/**
- * The SVG elements of one rendering (band titles, group frames, edges, links, edge labels,
- * then nodes), the nodes' places and the colour legend.
- * @param {ViewProps} props
- * @param {{onSelect?: Function, onToggle: Function}} handlers
- * @returns {{elements: SVGElement[], place: Map<string, {x: number, y: number}>,
- *   legend: object|null}}
- */
-export function drawGraph(props, handlers) {
-  const { graph } = props;
-  if (!graph || !graph.nodes) return { elements: [], place: new Map(), legend: null };
-  const visible = visibleGraph(graph, props.collapsed, {
-    showBackward: props.showBackward !== false,
-  });
-  const deepest = deepestLevel(graph);
-  const outer = framePad(0, deepest);
-  const gap = 2 * outer + HEADER + 24; // the frames of both bands and the band's title
-  const { place, bands } = bandLayout(visible.nodes, visible.edges, SIZE, gap);
-  const { colors, legend } = nodeColors(visible.nodes, props.colorBy);
-  const elements = [
-    ...drawBands(bands, outer),
-    ...drawGroups(graph, visible, place, new Set(props.collapsed), handlers.onToggle),
-    ...drawEdges(visible.edges, place, bandOf(visible.nodes)),
-    ...drawLinks(visible.links, place),
-    ...drawEdgeLabels(props.edgeLabels || {}, visible.owner, place),
-    ...drawNodes(visible.nodes, place, { ...props, colors }, handlers),
-  ];
-  return { elements, place, legend };
-}
-
-/**
- * The view transform showing all nodes, scaled down (not up) to fit a width x height area,
- * but not below `MIN_FIT_SCALE`: then the top-left part shows.
- * @param {Map<string, {x: number, y: number}>} place
- * @param {number} width
- * @param {number} height
- * @returns {{k: number, x: number, y: number}}
- */
-export function fitView(place, width, height) {
-  let right = 0;
-  let bottom = 0;
-  for (const p of place.values()) {
-    right = Math.max(right, p.x + SIZE.width);
-    bottom = Math.max(bottom, p.y + SIZE.height);
+/** After the folded groups changed without a click here (from Python, expand all): the
+ * first changed group shown before and after, to keep in place on screen. */
+function changedAnchor(previous, folded, layout, view) {
+  for (const [id, item] of folded.items) {
+    if (item.type !== "group") continue;
+    const before = previous.folded.items.get(id);
+    const was = before && previous.layout.box.get(id);
+    if (was && before.open !== item.open && layout.box.has(id)) {
+      return { id, sx: view.x + was.x * view.k, sy: view.y + was.y * view.k };
+    }
   }
-  const margin = 40;
-  const fit = Math.min(1, (width - 2 * margin) / right, (height - 2 * margin) / bottom);
-  return { k: Math.max(MIN_FIT_SCALE, fit), x: margin, y: margin };
-}
-
-/**
- * The view transform, panned horizontally so that a node at `at` is inside the area.
- * @param {{k: number, x: number, y: number}} view
- * @param {{x: number, y: number}} at
- * @param {number} width
- * @returns {{k: number, x: number, y: number}}
- */
-export function revealNode(view, at, width) {
-  const left = view.x + at.x * view.k;
-  const right = left + SIZE.width * view.k;
-  if (left >= 0 && right <= width) return view;
-  return { ...view, x: width / 2 - (at.x + SIZE.width / 2) * view.k };
-}
-
-function deepestLevel(graph) {
-  const paths = Object.keys(graph.groups || {});
-  return paths.reduce((most, p) => Math.max(most, p.split(".").length - 1), 0);
-}
-
-function drawGroups(graph, visible, place, collapsed, onToggle) {
-  const frames = [];
-  const paths = Object.keys(graph.groups || {});
-  const deepest = deepestLevel(graph);
-  for (const path of paths) {
-    if (collapsedOwner(path, collapsed) !== null) continue;
-    const members = visible.nodes.filter(
-      (n) => n.module === path || (n.module || "").startsWith(`${path}.`),
-    );
-    if (!members.length) continue;
-    const level = path.split(".").length - 1;
-    const pad = framePad(level, deepest);
-    const xs = members.map((n) => place.get(n.id).x);
-    const ys = members.map((n) => place.get(n.id).y);
-    const x = Math.min(...xs) - pad;
-    const y = Math.min(...ys) - pad - HEADER;
-    const width = Math.max(...xs) + SIZE.width + pad - x;
-    const height = Math.max(...ys) + SIZE.height + pad - y;
-    const label = `▾ ${path}`;
-    const header = s("text", { class: "tk-group-header", x: x + 4, y: y + 11, text: label });
-    header.addEventListener("click", () => onToggle(path));
-    frames.push(
-      s("g", { class: "tk-group", "data-path": path }, [
-        s("rect", { x, y, width, height, rx: 6 }),
-        header,
-      ]),
-    );
-  }
-  return frames;
-}
-
-function bandOf(nodes) {
-  return new Map(nodes.map((n) => [n.id, n.band || 0]));
-}
-
-function drawBands(bands, outer) {
-  return bands.slice(1).map(({ band }, i) =>
-    s("text", {
-      class: "tk-band-label",
-      x: 0,
-      y: bands[i].bottom + outer + 16,
-      text: band === 1 ? "gradient ops (backward) ←" : `gradient ops, order ${band} ←`,
-    }),
-  );
-}
-
-function drawEdges(edges, place, band) {
-  const arity = new Map();
-  for (const e of edges) arity.set(e.target, Math.max(arity.get(e.target) || 0, e.position + 1));
-  return edges
-    .filter((e) => place.has(e.source) && place.has(e.target))
-    .map((e) => {
-      const inside = band.get(e.source) === band.get(e.target);
-      return s("path", {
-        class: inside ? "tk-edge" : "tk-edge tk-edge-cross",
-        d: edgePath(
-          place.get(e.source),
-          place.get(e.target),
-          SIZE,
-          e.position,
-          arity.get(e.target),
-          inside && band.get(e.source) > 0,
-        ),
-        "data-position": e.position,
-        "data-source": e.source,
-        "data-target": e.target,
-      });
-    });
-}
-
-function drawLinks(links, place) {
-  return links
-    .filter((l) => place.has(l.source) && place.has(l.target))
-    .map((l) =>
-      s("path", {
-        class: "tk-link",
-        d: linkPath(place.get(l.source), place.get(l.target), SIZE),
-        "data-source": l.source,
-        "data-target": l.target,
-      }),
-    );
-}
-
-function drawEdgeLabels(labels, owner, place) {
-  const texts = [];
-  for (const [key, text] of Object.entries(labels)) {
-    const [source, target] = key.split("->").map((id) => owner.get(id) ?? id);
-    const from = place.get(source);
-    const to = place.get(target);
-    if (!from || !to || source === target) continue;
-    const x = (from.x + SIZE.width + to.x) / 2;
-    const y = (from.y + to.y + SIZE.height) / 2 - 4;
-    texts.push(s("text", { class: "tk-edge-label", x, y, "data-edge": key, text }));
-  }
-  return texts;
-}
-
-function drawNodes(nodes, place, props, handlers) {
-  const marks = props.marks || {};
-  return nodes.map((node) => {
-    const { x, y } = place.get(node.id);
-    const classes = ["tk-node", `tk-${node.kind}`];
-    if (node.band > 0) classes.push("tk-backward");
-    if (node.id === props.selected) classes.push("tk-selected");
-    if (node.id === props.current) classes.push("tk-current");
-    if (!matchesSearch(node, props.query)) classes.push("tk-dim");
-    classes.push(...(marks[node.id] || []));
-    const box = s("rect", {
-      width: SIZE.width,
-      height: SIZE.height,
-      rx: node.kind === "op" || node.kind === "grad_fn" ? 8 : SIZE.height / 2,
-    });
-    if (props.colors.has(node.id)) box.setAttribute("style", `fill: ${props.colors.get(node.id)}`);
-    const transform = `translate(${x},${y})`;
-    const attrs = { class: classes.join(" "), "data-id": node.id, transform };
-    const g = s("g", attrs, [
-      s("title", { text: nodeTitle(node) }),
-      box,
-      s("text", { class: "tk-node-op", x: SIZE.width / 2, y: 16, text: clip(nodeLabel(node)) }),
-      s("text", { class: "tk-node-shape", x: SIZE.width / 2, y: 31, text: clip(nodeShapes(node)) }),
-    ]);
-    g.addEventListener("click", () =>
-      node.id.startsWith(GROUP_PREFIX)
-        ? handlers.onToggle(node.module)
-        : handlers.onSelect?.(node.id),
-    );
-    return g;
-  });
-}
-
-function clip(text) {
-  return text.length > 20 ? `${text.slice(0, 19)}…` : text;
+  return null;
 }

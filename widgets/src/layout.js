@@ -1,408 +1,274 @@
 /**
- * Layered layout of the graph model: collapsing module groups, ordering each layer with a
- * barycenter pass to reduce edge crossings, and placing nodes (x by depth, y by order), one
- * band below the other (forward ops, then the ops gradient rules ran). Pure functions on
- * plain data, so they can be tested with node's test runner. Nothing recurses, so a chain
- * of any length lays out.
+ * Layout of a folded graph (see fold.js) with ELK's layered algorithm (elkjs, bundled):
+ * each container (a band's top level, an open group) is laid out on its own, its children
+ * at their sizes (an open group's size is its own layout's), and the results are nested.
+ * Layouts are cached by the container's shape (children's sizes, edges between them,
+ * direction), not by id, so opening a group lays out that group and its ancestors only,
+ * and identical blocks (the 16 residual units of a ResNet) are laid out once. Bands stack
+ * top to bottom; gradient bands (band > 0) run right to left, as gradients flow.
  */
 
-/** Prefix of the ids given to the stand-in node of a collapsed module group. */
-export const GROUP_PREFIX = "group:";
+import { Worker as ElkWorker } from "elkjs/lib/elk-worker.min.js";
+
+/** Box sizes and gaps, in graph units (1 unit = 1 CSS pixel at zoom 1). */
+export const SIZE = {
+  node: { width: 132, height: 40 },
+  header: 18, // a group box's title line
+  pad: 10, // a group box's padding around its children
+  bandGap: 56, // between bands (room for the band's title)
+  charWidth: 7, // estimated width of a label character (for a folded group's width)
+  maxGroupWidth: 280,
+};
+
+/** ELK options shared by every container's layout. */
+const ELK_OPTIONS = {
+  "elk.algorithm": "layered",
+  "elk.edgeRouting": "POLYLINE",
+  "elk.spacing.nodeNode": "18",
+  "elk.layered.spacing.nodeNodeBetweenLayers": "36",
+  "elk.spacing.edgeNode": "10",
+  "elk.layered.considerModelOrder.strategy": "NODES_AND_EDGES",
+  "elk.layered.crossingMinimization.greedySwitch.type": "OFF",
+  "elk.layered.thoroughness": "3",
+};
+
+let elk = null;
+let answer = null;
 
 /**
- * The outermost collapsed module that contains `path` (a dotted nn module path), or null.
- * @param {string} path
- * @param {Set<string>} collapsed
- * @returns {string|null}
+ * Run ELK on `graph` (ELK's JSON graph), synchronously: elkjs's in-thread worker answers
+ * at once when its dispatcher is called directly (its promise API would add a timer hop
+ * per layout). Returns the laid-out graph.
+ * @param {object} graph
+ * @returns {object}
  */
-export function collapsedOwner(path, collapsed) {
-  if (!path) return null;
-  const parts = path.split(".");
-  for (let i = 1; i <= parts.length; i++) {
-    const prefix = parts.slice(0, i).join(".");
-    if (collapsed.has(prefix)) return prefix;
+export function runElk(graph) {
+  if (elk === null) {
+    elk = new ElkWorker();
+    elk.onmessage = (message) => {
+      answer = message.data;
+    };
+    elk.dispatcher.saveDispatch({ data: { cmd: "register", algorithms: ["layered"], id: 0 } });
   }
-  return null;
-}
-
-/**
- * The nodes, edges and links to draw once the `collapsed` module groups are folded and,
- * without `showBackward`, the gradient bands (band > 0) are hidden: each collapsed group
- * becomes one node (kind "group", with its members' summed times and bytes, largest
- * gradient norm and NaN/inf counts); edges and links are redirected to it, self-loops
- * dropped and duplicates merged (keeping the first position). When a group is folded,
- * depths are recomputed on the folded graph (see {@link relayer}); otherwise the model's
- * depths stand.
- * @param {{nodes: object[], edges: object[], groups: object, links?: object[]}} graph
- * @param {string[]} collapsed
- * @param {{showBackward?: boolean}} [options]
- * @returns {{nodes: object[], edges: object[], links: object[], owner: Map<string, string>}}
- */
-export function visibleGraph(graph, collapsed, { showBackward = true } = {}) {
-  const folded = new Set(collapsed.filter((path) => path in (graph.groups || {})));
-  const owner = new Map();
-  const nodes = [];
-  const members = new Map();
-  const hidden = new Set();
-  for (const node of graph.nodes) {
-    if (!showBackward && node.band > 0) {
-      hidden.add(node.id);
-      continue;
-    }
-    const path = collapsedOwner(node.module, folded);
-    if (path === null) {
-      nodes.push(node);
-      continue;
-    }
-    const id = GROUP_PREFIX + path;
-    owner.set(node.id, id);
-    if (members.has(id)) {
-      members.get(id).push(node);
-      continue;
-    }
-    members.set(id, [node]);
-    nodes.push({ id, kind: "group", op: path, module: path, count: graph.groups[path].count });
+  answer = null;
+  elk.dispatcher.saveDispatch({ data: { cmd: "layout", graph, layoutOptions: {}, id: 1 } });
+  if (answer === null || answer.error) {
+    throw new Error(`ELK layout failed: ${answer ? String(answer.error) : "no answer"}`);
   }
-  const standIns = nodes.map((n) => (members.has(n.id) ? standIn(n, members.get(n.id)) : n));
-  const edges = redirect(graph.edges, owner, hidden, true);
-  const links = redirect(graph.links || [], owner, hidden, false);
-  const sameBand = bandFilter(standIns);
-  return {
-    nodes: members.size ? relayer(standIns, edges.filter(sameBand)) : standIns,
-    edges,
-    links,
-    owner,
-  };
-}
-
-/** A folded group's node: its first member's depth and band, its members' measures. */
-function standIn(group, members) {
-  const metrics = {};
-  for (const m of members) {
-    for (const [key, value] of Object.entries(m.metrics || {})) {
-      if (key === "grad_norm") metrics[key] = Math.max(metrics[key] ?? value, value);
-      else metrics[key] = (metrics[key] || 0) + value;
-    }
-  }
-  const summaries = members.map((m) => m.summary).filter(Boolean);
-  const count = (key) => summaries.reduce((acc, s) => acc + (s[key] || 0), 0);
-  return {
-    ...group,
-    depth: members[0].depth,
-    band: members[0].band || 0,
-    metrics,
-    summary: summaries.length ? { nan: count("nan"), inf: count("inf") } : null,
-    shapes: { in: [], out: [] },
-  };
-}
-
-/** `items` ({source, target}) with folded ends redirected, hidden ends, self-loops and
- * repeats dropped. */
-function redirect(items, owner, hidden, dropSelf) {
-  const seen = new Set();
-  const kept = [];
-  for (const item of items) {
-    if (hidden.has(item.source) || hidden.has(item.target)) continue;
-    const source = owner.get(item.source) ?? item.source;
-    const target = owner.get(item.target) ?? item.target;
-    // Edges into or out of a folded group merge; between visible nodes each argument keeps
-    // its own edge (x * x draws two).
-    const folded = source !== item.source || target !== item.target;
-    const key = folded ? `${source}->${target}` : `${source}->${target}#${item.position}`;
-    if ((dropSelf && source === target) || seen.has(key)) continue;
-    seen.add(key);
-    kept.push({ ...item, source, target });
-  }
-  return kept;
-}
-
-/** A predicate on edges: both ends are in `nodes` and in the same band. */
-function bandFilter(nodes) {
-  const band = new Map(nodes.map((n) => [n.id, n.band || 0]));
-  return (e) => band.has(e.source) && band.get(e.source) === band.get(e.target);
+  return answer.data;
 }
 
 /**
- * Each band laid out by {@link orderLayers} and {@link placeNodes} (edges between bands do
- * not count), the bands stacked top to bottom `gap` apart. Gradient bands (band > 0) run
- * right to left, as gradients flow, so that an op's gradient ops sit under it; all bands
- * share the right edge of the widest.
- * @param {{id: string, depth: number, band?: number}[]} nodes
- * @param {{source: string, target: string}[]} edges
- * @param {{width: number, height: number, gapX: number, gapY: number}} size
- * @param {number} gap
- * @returns {{place: Map<string, {x: number, y: number}>, bands: {band: number, top: number,
- *   bottom: number}[]}}
+ * Width and height of an item's box: a node's fixed size, a folded group wide enough for
+ * its label (up to a limit), in steps of four characters, so that groups whose labels differ
+ * a little ("Unit · blocks.3.0", "Unit · blocks.12.0") have one size and share layouts.
+ * @param {object} item a fold.js item
+ * @returns {{width: number, height: number}}
  */
-export function bandLayout(nodes, edges, size, gap) {
-  const byBand = new Map();
-  for (const node of nodes) {
-    const band = node.band || 0;
-    if (!byBand.has(band)) byBand.set(band, []);
-    byBand.get(band).push(node);
-  }
-  const inside = edges.filter(bandFilter(nodes));
-  const layered = [...byBand.keys()]
-    .sort((a, b) => a - b)
-    .map((band) => [band, orderLayers(byBand.get(band), inside)]);
-  const columns = layered.reduce((most, [, layers]) => Math.max(most, layers.length), 0);
-  const step = size.width + size.gapX;
-  const place = new Map();
-  const bands = [];
-  let top = 0;
-  for (const [band, layers] of layered) {
-    let bottom = top;
-    for (const [id, at] of placeNodes(layers, size)) {
-      const y = at.y + top;
-      const x = band > 0 ? (columns - 1) * step - at.x : at.x;
-      place.set(id, { x, y });
-      bottom = Math.max(bottom, y + size.height);
-    }
-    bands.push({ band, top, bottom });
-    top = bottom + gap;
-  }
-  return { place, bands };
+export function itemSize(item) {
+  if (item.type === "node") return SIZE.node;
+  const chars = 4 * Math.ceil((item.group.label.length + 2) / 4);
+  const width = Math.min(SIZE.maxGroupWidth, Math.max(SIZE.node.width, chars * SIZE.charWidth));
+  return { width, height: SIZE.node.height + 4 };
 }
+
+/** Layouts by container shape, shared by every view (bounded: the oldest go first). */
+export const layoutCache = new Map();
+const CACHE_LIMIT = 20_000;
 
 /**
- * Copies of `nodes` with `depth` set to the longest path from a source (Kahn's algorithm),
- * then each node with consumers moved as late as they allow, as the model computes it;
- * nodes on a cycle (folding can create one) keep their depth.
- * @param {{id: string, depth: number}[]} nodes
- * @param {{source: string, target: string}[]} edges
- * @returns {object[]}
+ * One container's layout, from the cache or ELK: children positions (top-left, relative to
+ * the container's box, padding included) in `children` order, the box's size and each
+ * edge's route around the children ([x0, y0, x1, y1, ...], same frame; null if none).
+ * @param {{width: number, height: number}[]} sizes the children's sizes
+ * @param {[number, number][]} edges child index pairs
+ * @param {{rightToLeft: boolean, padded: boolean}} options
+ * @returns {{width: number, height: number, at: {x: number, y: number}[],
+ *   routes: (number[]|null)[], cached: boolean}}
  */
-export function relayer(nodes, edges) {
-  const depth = new Map(nodes.map((n) => [n.id, 0]));
-  const indegree = new Map(nodes.map((n) => [n.id, 0]));
-  const children = new Map(nodes.map((n) => [n.id, []]));
-  for (const { source, target } of edges) {
-    if (!children.has(source) || !indegree.has(target)) continue;
-    children.get(source).push(target);
-    indegree.set(target, indegree.get(target) + 1);
+export function containerLayout(sizes, edges, { rightToLeft, padded }) {
+  const key =
+    `${rightToLeft ? "L" : "R"}${padded ? "p" : ""}|` +
+    sizes.map((s) => `${s.width}x${s.height}`).join(",") +
+    "|" +
+    edges.map(([a, b]) => `${a}>${b}`).join(",");
+  const hit = layoutCache.get(key);
+  if (hit) return { ...hit, cached: true };
+  const padding = padded
+    ? `[top=${SIZE.header + SIZE.pad},left=${SIZE.pad},bottom=${SIZE.pad},right=${SIZE.pad}]`
+    : "[top=0,left=0,bottom=0,right=0]";
+  const result = runElk({
+    id: "root",
+    layoutOptions: {
+      ...ELK_OPTIONS,
+      "elk.direction": rightToLeft ? "LEFT" : "RIGHT",
+      "elk.padding": padding,
+    },
+    children: sizes.map((s, i) => ({ id: String(i), width: s.width, height: s.height })),
+    edges: edges.map(([a, b], i) => ({ id: `e${i}`, sources: [String(a)], targets: [String(b)] })),
+  });
+  const at = new Array(sizes.length);
+  for (const child of result.children) at[Number(child.id)] = { x: child.x, y: child.y };
+  const routes = new Array(edges.length).fill(null);
+  for (const e of result.edges || []) {
+    const section = e.sections && e.sections[0];
+    if (!section) continue;
+    const points = [section.startPoint, ...(section.bendPoints || []), section.endPoint];
+    routes[Number(e.id.slice(1))] = points.flatMap((p) => [p.x, p.y]);
   }
-  const queue = nodes.filter((n) => indegree.get(n.id) === 0).map((n) => n.id);
-  const done = new Set();
-  for (let head = 0; head < queue.length; head++) {
-    const id = queue[head];
-    done.add(id);
-    for (const child of children.get(id)) {
-      depth.set(child, Math.max(depth.get(child), depth.get(id) + 1));
-      indegree.set(child, indegree.get(child) - 1);
-      if (indegree.get(child) === 0) queue.push(child);
-    }
-  }
-  for (let i = queue.length - 1; i >= 0; i--) {
-    const next = children.get(queue[i]).filter((c) => done.has(c));
-    if (next.length) {
-      depth.set(queue[i], next.reduce((m, c) => Math.min(m, depth.get(c)), Infinity) - 1);
-    }
-  }
-  alignSideComponents(nodes, edges, depth);
-  return nodes.map((n) => ({ ...n, depth: done.has(n.id) ? depth.get(n.id) : n.depth }));
+  const layout = { width: result.width, height: result.height, at, routes };
+  if (layoutCache.size >= CACHE_LIMIT) layoutCache.delete(layoutCache.keys().next().value);
+  layoutCache.set(key, layout);
+  return { ...layout, cached: false };
 }
+
+/** A container with more children than this is laid out in pieces of this many. */
+export const PIECE = 60;
 
 /**
- * Shift (in `depth`) each connected piece of the graph apart from the largest (a
- * BatchNorm's running-statistics update, say) right, to where the ops of its module start
- * in the largest piece, instead of at the far left; as the model does.
- * @param {{id: string, module?: string}[]} nodes
- * @param {{source: string, target: string}[]} edges
- * @param {Map<string, number>} depth
+ * A container's layout like {@link containerLayout}, but one with more than PIECE children
+ * (a long flat tape with no groups) is cut into runs of PIECE consecutive children (model
+ * order), each laid out on its own and then placed as one box: ELK's time grows faster
+ * than the graph, and identical runs (a repeated loop body) come from the cache.
+ * @param {{width: number, height: number}[]} sizes
+ * @param {[number, number][]} pairs
+ * @param {{rightToLeft: boolean, padded: boolean}} options
+ * @param {{runs: number, hits: number}} stats counts ELK runs and cache hits
+ * @returns {{width: number, height: number, at: {x: number, y: number}[]}}
  */
-export function alignSideComponents(nodes, edges, depth) {
-  const root = new Map(nodes.map((n) => [n.id, n.id]));
-  const find = (id) => {
-    while (root.get(id) !== id) {
-      root.set(id, root.get(root.get(id)));
-      id = root.get(id);
-    }
-    return id;
-  };
-  for (const { source, target } of edges) {
-    if (root.has(source) && root.has(target)) root.set(find(source), find(target));
+export function piecewiseLayout(sizes, pairs, options, stats) {
+  if (sizes.length <= PIECE) {
+    const layout = containerLayout(sizes, pairs, options);
+    if (layout.cached) stats.hits++;
+    else stats.runs++;
+    return layout;
   }
-  const pieces = new Map();
-  for (const n of nodes) {
-    const key = find(n.id);
-    if (!pieces.has(key)) pieces.set(key, []);
-    pieces.get(key).push(n);
+  const pieces = Math.ceil(sizes.length / PIECE);
+  const inner = [];
+  for (let p = 0; p < pieces; p++) {
+    const start = p * PIECE;
+    const own = pairs
+      .filter(([a, b]) => Math.floor(a / PIECE) === p && Math.floor(b / PIECE) === p)
+      .map(([a, b]) => [a - start, b - start]);
+    const part = sizes.slice(start, start + PIECE);
+    inner.push(piecewiseLayout(part, own, { ...options, padded: false }, stats));
   }
-  if (pieces.size < 2) return;
-  const main = [...pieces.values()].reduce((a, b) => (b.length > a.length ? b : a));
-  const start = new Map();
-  for (const n of main) {
-    for (let path = n.module || ""; path; path = parentPath(path)) {
-      start.set(path, Math.min(start.get(path) ?? Infinity, depth.get(n.id)));
-    }
+  const between = new Set();
+  for (const [a, b] of pairs) {
+    const from = Math.floor(a / PIECE);
+    const to = Math.floor(b / PIECE);
+    if (from !== to) between.add(`${from}>${to}`);
   }
-  for (const piece of pieces.values()) {
-    if (piece === main) continue;
-    const anchor = piece.map((n) => knownPrefix(n.module || "", start)).find(Boolean);
-    if (!anchor) continue;
-    const first = piece.reduce((m, n) => Math.min(m, depth.get(n.id)), Infinity);
-    const shift = start.get(anchor) - first;
-    if (shift > 0) for (const n of piece) depth.set(n.id, depth.get(n.id) + shift);
-  }
-}
-
-/** The longest prefix of a dotted `path` (itself included) that is a key of `known`. */
-function knownPrefix(path, known) {
-  while (path && !known.has(path)) path = parentPath(path);
-  return path || null;
-}
-
-/** "a.b.c" -> "a.b"; "a" -> "". */
-function parentPath(path) {
-  return path.slice(0, Math.max(0, path.lastIndexOf(".")));
-}
-
-/**
- * Nodes grouped by depth, each layer ordered to reduce crossings: start from the model's
- * order, then alternate a downward sweep (sort by the mean position of a node's inputs) and
- * an upward sweep (by the mean position of its consumers). Nodes with no neighbour on the
- * side being looked at keep their position. Sorting is stable, so ties keep their order.
- * @param {{id: string, depth: number}[]} nodes
- * @param {{source: string, target: string}[]} edges
- * @param {number} [sweeps=2] down+up sweep pairs
- * @returns {string[][]} ids per layer
- */
-export function orderLayers(nodes, edges, sweeps = 2) {
-  const layers = [];
-  for (const node of nodes) {
-    while (layers.length <= node.depth) layers.push([]);
-    layers[node.depth].push(node.id);
-  }
-  const inputs = new Map(nodes.map((n) => [n.id, []]));
-  const outputs = new Map(nodes.map((n) => [n.id, []]));
-  for (const edge of edges) {
-    if (!inputs.has(edge.target) || !outputs.has(edge.source)) continue;
-    inputs.get(edge.target).push(edge.source);
-    outputs.get(edge.source).push(edge.target);
-  }
-  const position = new Map();
-  for (const layer of layers) layer.forEach((id, i) => position.set(id, i));
-  for (let sweep = 0; sweep < sweeps; sweep++) {
-    for (let d = 1; d < layers.length; d++) reorder(layers[d], inputs, position);
-    for (let d = layers.length - 2; d >= 0; d--) reorder(layers[d], outputs, position);
-  }
-  return layers;
-}
-
-/**
- * Sort `layer` in place by the barycenter of each node's `neighbours` positions, and
- * record its nodes' new positions.
- * @param {string[]} layer
- * @param {Map<string, string[]>} neighbours
- * @param {Map<string, number>} position index of each node within its layer
- */
-function reorder(layer, neighbours, position) {
-  const key = new Map();
-  for (const [i, id] of layer.entries()) {
-    const known = neighbours.get(id);
-    const sum = known.reduce((acc, n) => acc + position.get(n), 0);
-    key.set(id, known.length ? sum / known.length : i);
-  }
-  layer.sort((a, b) => key.get(a) - key.get(b));
-  layer.forEach((id, i) => position.set(id, i));
-}
-
-/**
- * Number of crossing edge pairs between adjacent layers (edges spanning more layers are
- * ignored): the quantity the ordering tries to reduce.
- * @param {string[][]} layers
- * @param {{source: string, target: string}[]} edges
- * @returns {number}
- */
-export function countCrossings(layers, edges) {
-  const where = new Map();
-  layers.forEach((layer, d) => layer.forEach((id, i) => where.set(id, [d, i])));
-  const spans = edges
-    .map((e) => [where.get(e.source), where.get(e.target)])
-    .filter(([s, t]) => s && t && t[0] === s[0] + 1);
-  let crossings = 0;
-  for (let a = 0; a < spans.length; a++) {
-    for (let b = a + 1; b < spans.length; b++) {
-      const [s1, t1] = spans[a];
-      const [s2, t2] = spans[b];
-      if (s1[0] === s2[0] && (s1[1] - s2[1]) * (t1[1] - t2[1]) < 0) crossings++;
-    }
-  }
-  return crossings;
-}
-
-/**
- * Top-left corner of each node's box: x by layer, y by order, each layer centred vertically
- * on the tallest one.
- * @param {string[][]} layers
- * @param {{width: number, height: number, gapX: number, gapY: number}} size
- * @returns {Map<string, {x: number, y: number}>}
- */
-export function placeNodes(layers, size) {
-  const tallest = layers.reduce((most, l) => Math.max(most, l.length), 0);
-  const place = new Map();
-  layers.forEach((layer, d) => {
-    const offset = ((tallest - layer.length) * (size.height + size.gapY)) / 2;
-    layer.forEach((id, i) => {
-      place.set(id, {
-        x: d * (size.width + size.gapX),
-        y: offset + i * (size.height + size.gapY),
-      });
+  const outerPairs = [...between].map((key) => key.split(">").map(Number));
+  const outer = piecewiseLayout(inner, outerPairs, options, stats);
+  const at = sizes.map((_, i) => {
+    const p = Math.floor(i / PIECE);
+    const local = inner[p].at[i - p * PIECE];
+    return { x: outer.at[p].x + local.x, y: outer.at[p].y + local.y };
+  });
+  // Routes are ELK's within a piece: those of edges between pieces are left to the scene.
+  const index = new Map(pairs.map(([a, b], i) => [`${a}>${b}`, i]));
+  const routes = new Array(pairs.length).fill(null);
+  inner.forEach((piece, p) => {
+    const own = pairs.filter(([a, b]) => Math.floor(a / PIECE) === p && Math.floor(b / PIECE) === p);
+    own.forEach(([a, b], i) => {
+      const r = piece.routes[i];
+      if (r) routes[index.get(`${a}>${b}`)] = r.map((v, j) => v + (j % 2 ? outer.at[p].y : outer.at[p].x));
     });
   });
-  return place;
+  return { width: outer.width, height: outer.height, at, routes };
 }
 
 /**
- * SVG path from the right edge of the source box to the left edge of the target box (from
- * the left edge to the right edge in a right-to-left band: `leftward`); the end point is
- * spread along the target's edge by argument `position` of `arity`.
- * @param {{x: number, y: number}} from
- * @param {{x: number, y: number}} to
- * @param {{width: number, height: number}} size
- * @param {number} position
- * @param {number} arity
- * @param {boolean} [leftward]
- * @returns {string}
+ * Boxes for everything that shows: `box` maps each item id (nodes, folded groups, open
+ * groups) to `{x, y, width, height}` in graph units; `bands` lists each band's extent.
+ * `direction` "backward" lays the forward band out right to left (from the loss back to
+ * the leaves) and the gradient bands left to right. `route(level, from, to)` gives ELK's
+ * route of an edge between two children of a container. `stats` counts ELK runs and cache
+ * hits.
+ * @param {ReturnType<import("./fold.js").foldGraph>} folded
+ * @param {{direction?: "forward"|"backward"}} [options]
+ * @returns {{box: Map<string, object>, bands: {band: number, x: number, y: number,
+ *   width: number, height: number}[], width: number, height: number,
+ *   stats: {runs: number, hits: number}}}
  */
-export function edgePath(from, to, size, position, arity, leftward = false) {
-  const sign = leftward ? -1 : 1;
-  const x1 = leftward ? from.x : from.x + size.width;
-  const y1 = from.y + size.height / 2;
-  const x2 = leftward ? to.x + size.width : to.x;
-  const y2 = to.y + (size.height * (position + 1)) / (arity + 1);
-  const bend = sign * Math.max(20, (sign * (x2 - x1)) / 2);
-  return `M${x1},${y1} C${x1 + bend},${y1} ${x2 - bend},${y2} ${x2},${y2}`;
+export function layoutFolded(folded, { direction = "forward" } = {}) {
+  const stats = { runs: 0, hits: 0 };
+  const edgesAt = new Map();
+  for (const e of folded.edges) {
+    if (e.level === null) continue;
+    if (!edgesAt.has(e.level)) edgesAt.set(e.level, new Set());
+    edgesAt.get(e.level).add(`${e.from}\n${e.to}`);
+  }
+  const local = new Map(); // container id -> {width, height, at, routes}
+  const pairIndex = new Map(); // container id -> "from\nto" -> index of its route
+  const sizeOf = (id) => {
+    const item = folded.items.get(id);
+    if (item.type === "group" && item.open) {
+      const inner = lay(id);
+      return { width: inner.width, height: inner.height };
+    }
+    return itemSize(item);
+  };
+  const lay = (id) => {
+    if (local.has(id)) return local.get(id);
+    const holder = folded.containers.get(id);
+    const index = new Map(holder.children.map((child, i) => [child, i]));
+    const sizes = holder.children.map(sizeOf);
+    const keys = [...(edgesAt.get(id) || [])];
+    const pairs = keys.map((key) => {
+      const [from, to] = key.split("\n");
+      return [index.get(from), index.get(to)];
+    });
+    pairIndex.set(id, new Map(keys.map((key, i) => [key, i])));
+    const reversed = direction === "backward";
+    const rightToLeft = holder.band > 0 ? !reversed : reversed;
+    const layout = piecewiseLayout(sizes, pairs, { rightToLeft, padded: !id.startsWith("band:") }, stats);
+    local.set(id, layout);
+    return layout;
+  };
+  const roots = [...folded.containers.values()]
+    .filter((c) => c.id.startsWith("band:"))
+    .sort((a, b) => a.band - b.band);
+  const laid = roots.map((root) => ({ root, layout: lay(root.id) }));
+  const width = laid.reduce((most, { layout }) => Math.max(most, layout.width), 0);
+  const box = new Map();
+  const bands = [];
+  let top = 0;
+  for (const { root, layout } of laid) {
+    // Bands running right to left share the right edge of the widest band.
+    const x = (root.band > 0) !== (direction === "backward") ? width - layout.width : 0;
+    bands.push({ band: root.band, x, y: top, width: layout.width, height: layout.height });
+    place(root.id, x, top, folded, local, box);
+    box.set(root.id, { x, y: top, width: layout.width, height: layout.height });
+    top += layout.height + SIZE.bandGap;
+  }
+  /** ELK's route of the edge between children `from` and `to` of container `level`, in
+   * graph units ([x0, y0, x1, y1, ...]), or null. */
+  const route = (level, from, to) => {
+    const i = pairIndex.get(level)?.get(`${from}\n${to}`);
+    const points = i === undefined ? null : local.get(level).routes[i];
+    if (!points) return null;
+    const origin = box.get(level);
+    return points.map((v, j) => v + (j % 2 ? origin.y : origin.x));
+  };
+  return { box, bands, route, width, height: Math.max(0, top - SIZE.bandGap), stats };
 }
 
-/**
- * Dashed link from the bottom middle of an op's box to the top middle of a gradient op
- * its rule ran (one band below).
- * @param {{x: number, y: number}} from
- * @param {{x: number, y: number}} to
- * @param {{width: number, height: number}} size
- * @returns {string}
- */
-export function linkPath(from, to, size) {
-  const x1 = from.x + size.width / 2;
-  const y1 = from.y + size.height;
-  const x2 = to.x + size.width / 2;
-  const y2 = to.y;
-  const bend = Math.max(20, Math.abs(y2 - y1) / 2);
-  return `M${x1},${y1} C${x1},${y1 + bend} ${x2},${y2 - bend} ${x2},${y2}`;
-}
-
-/**
- * Whether a node matches the search box: its op name, grad_fn name, id or module contain
- * the query (case-insensitive). An empty query matches everything.
- * @param {object} node
- * @param {string} query
- * @returns {boolean}
- */
-export function matchesSearch(node, query) {
-  const q = query.trim().toLowerCase();
-  if (!q) return true;
-  return [node.op, node.grad_fn, node.id, node.module]
-    .filter(Boolean)
-    .some((text) => String(text).toLowerCase().includes(q));
+/** Absolute boxes of a container's children (and, for open groups, of theirs), iteratively. */
+function place(rootId, x0, y0, folded, local, box) {
+  const stack = [[rootId, x0, y0]];
+  while (stack.length) {
+    const [id, x, y] = stack.pop();
+    const layout = local.get(id);
+    folded.containers.get(id).children.forEach((child, i) => {
+      const at = layout.at[i];
+      const item = folded.items.get(child);
+      const size = item.type === "group" && item.open ? local.get(child) : itemSize(item);
+      const cx = x + at.x;
+      const cy = y + at.y;
+      box.set(child, { x: cx, y: cy, width: size.width, height: size.height });
+      if (item.type === "group" && item.open) stack.push([child, cx, cy]);
+    });
+  }
 }
