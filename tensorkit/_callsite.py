@@ -1,24 +1,207 @@
-"""Where the user called us from: the innermost stack frame outside the tensorkit package."""
+"""Where the user called us from: the innermost stack frame outside the tensorkit package,
+how to show it ("cell [3], line 2" for a notebook cell, "train.py:14" otherwise) and the
+names its source line gives the tensors it passes ("x", "batch.images", "inputs[0]").
+
+Names are read, never evaluated: the line is parsed with :mod:`ast`, and only plain names,
+attribute chains and constant subscripts are looked up in the frame (attributes with
+:func:`inspect.getattr_static`, so no property or ``__getattr__`` runs; subscripts only on
+lists, tuples and dicts).
+"""
 
 from __future__ import annotations
 
+import ast
+import functools
+import inspect
+import linecache
 import os
+import re
 import sys
+from collections.abc import Collection
+from types import FrameType
+from typing import Any
 
 _PACKAGE_DIR = os.path.dirname(os.path.abspath(__file__)) + os.sep
 _EXAMPLES_DIR = _PACKAGE_DIR + "examples" + os.sep  # examples are user code
+# ipykernel compiles each cell to /tmp/ipykernel_<pid>/<hash>.py; IPython alone to
+# <ipython-input-<n>-<hash>>.
+_KERNEL_CELL = re.compile(r"ipykernel_\d+[\\/][^\\/]+\.py$")
+_IPYTHON_CELL = re.compile(r"^<ipython-input-(\d+)-")
+_STATEMENT_LINES = 10  # how many lines a statement may span for its names to be read
+_MISSING = object()
+
+
+def user_frame() -> FrameType | None:
+    """The innermost frame whose file is not one of tensorkit's library files, or None."""
+    frame = sys._getframe(1)
+    while frame is not None and is_package_file(frame.f_code.co_filename):
+        frame = frame.f_back
+    return frame
 
 
 def user_call_site() -> str | None:
     """'file:line' of the innermost frame whose file is not inside tensorkit, or None."""
-    frame = sys._getframe(1)
-    while frame is not None and is_package_file(frame.f_code.co_filename):
-        frame = frame.f_back
-    if frame is None:
-        return None
-    return f"{frame.f_code.co_filename}:{frame.f_lineno}"
+    frame = user_frame()
+    return None if frame is None else f"{frame.f_code.co_filename}:{frame.f_lineno}"
 
 
 def is_package_file(filename: str) -> bool:
     """True for tensorkit's own library files (not its examples)."""
     return filename.startswith(_PACKAGE_DIR) and not filename.startswith(_EXAMPLES_DIR)
+
+
+# ---------------------------------------------------------------------------- display
+def call_site_info(site: str | None) -> dict | None:
+    """A 'file:line' call site as ``{"site", "file", "line", "cell", "display"}``: ``cell``
+    is the notebook cell's execution count (None outside a cell, or where it is not known),
+    ``display`` the text to show (:func:`display_site`)."""
+    if site is None:
+        return None
+    file, _, line_text = site.rpartition(":")
+    if not file or not line_text.isdigit():
+        return {"site": site, "file": site, "line": None, "cell": None, "display": site}
+    line = int(line_text)
+    in_cell, cell = _notebook_cell(file)
+    if not in_cell:
+        display = f"{_shown_path(file)}:{line}"
+    elif cell is None:
+        display = f"notebook cell, line {line}"
+    else:
+        display = f"cell [{cell}], line {line}"
+    return {"site": site, "file": file, "line": line, "cell": cell, "display": display}
+
+
+def display_site(site: str | None) -> str | None:
+    """How to show a 'file:line' call site: "cell [3], line 2" for code run in a notebook
+    cell (the kernel's temporary file name is never shown; "notebook cell, line 2" when the
+    cell's number is not known), else "file:line" with the file relative to the working
+    directory when inside it."""
+    info = call_site_info(site)
+    return None if info is None else info["display"]
+
+
+def _notebook_cell(file: str) -> tuple[bool, int | None]:
+    """Whether ``file`` is a notebook cell's code, and its execution count where known (from
+    the running IPython's compiler, which maps each cell's file name to it)."""
+    number = _execution_count(file)
+    if number is not None:
+        return True, number
+    old_style = _IPYTHON_CELL.match(file)
+    if old_style:
+        return True, int(old_style.group(1))
+    return bool(_KERNEL_CELL.search(file)), None
+
+
+def _execution_count(file: str) -> int | None:
+    ipython = sys.modules.get("IPython")  # never imported here: only asked when running
+    shell = ipython.get_ipython() if ipython is not None else None
+    name_of = getattr(getattr(shell, "compile", None), "format_code_name", None)
+    named = name_of(file) if callable(name_of) else None  # ("Cell", "In[3]") or None
+    if not named:
+        return None
+    number = re.search(r"\[(\d+)\]", str(named[-1]))
+    return int(number.group(1)) if number else None
+
+
+def _shown_path(file: str) -> str:
+    """``file`` relative to the working directory when inside it, else as given."""
+    if not os.path.isabs(file):
+        return file
+    try:
+        cwd = os.getcwd()
+        inside = os.path.commonpath([cwd, file]) == cwd
+    except (OSError, ValueError):  # no working directory, or another drive
+        return file
+    return os.path.relpath(file, cwd) if inside else file
+
+
+# ------------------------------------------------------------------------------ names
+def source_names(frame: FrameType, wanted: Collection[int]) -> dict[int, str]:
+    """For objects whose ``id`` is in ``wanted`` (objects alive now): the text of the first
+    expression in the frame's current statement that denotes each, e.g. ``{id(x): "x"}``."""
+    found: dict[int, str] = {}
+    for text, expression in _expressions(frame.f_code.co_filename, frame.f_lineno):
+        value = _lookup(expression, frame)
+        key = id(value)
+        if key in wanted and key not in found:
+            found[key] = text
+    return found
+
+
+def _expressions(file: str, line: int) -> tuple[tuple[str, ast.expr], ...]:
+    """The names, attribute chains and subscripts read by the statement at ``file:line``."""
+    lines = [linecache.getline(file, n) for n in range(line, line + _STATEMENT_LINES)]
+    return _parsed_expressions(tuple(lines))
+
+
+@functools.lru_cache(maxsize=512)
+def _parsed_expressions(lines: tuple[str, ...]) -> tuple[tuple[str, ast.expr], ...]:
+    """The first line parsed as a statement (with the next lines when it continues there)."""
+    first = lines[0].strip()
+    if not first:
+        return ()
+    for count in range(1, len(lines) + 1):
+        source = "".join([first + "\n", *lines[1:count]]).rstrip()
+        if source.endswith(":"):  # a block's header: with ..., for ..., if ...
+            source += " pass"
+        try:
+            tree = ast.parse(source)
+        except SyntaxError:
+            continue
+        return tuple(
+            (ast.get_source_segment(source, node) or "", node)
+            for node in ast.walk(tree)
+            if isinstance(node, ast.Name | ast.Attribute | ast.Subscript)
+            and isinstance(node.ctx, ast.Load)
+        )
+    return ()
+
+
+def _lookup(expression: ast.expr, frame: FrameType) -> Any:
+    """The value ``expression`` denotes in ``frame``, found without running code, or
+    ``_MISSING``."""
+    if isinstance(expression, ast.Name):
+        scope = frame.f_locals
+        if expression.id in scope:
+            return scope[expression.id]
+        return frame.f_globals.get(expression.id, _MISSING)
+    if isinstance(expression, ast.Attribute):
+        owner = _lookup(expression.value, frame)
+        return _MISSING if owner is _MISSING else _attribute(owner, expression.attr)
+    if isinstance(expression, ast.Subscript):
+        container = _lookup(expression.value, frame)
+        if type(container) not in (list, tuple, dict):
+            return _MISSING
+        key = _constant(expression.slice, frame)
+        try:
+            return _MISSING if key is _MISSING else container[key]
+        except (IndexError, KeyError, TypeError):
+            return _MISSING
+    return _MISSING
+
+
+def _attribute(owner: Any, name: str) -> Any:
+    """``owner.name`` as stored (instance or class dict), or an nn module's parameter, buffer
+    or submodule of that name (modules keep them in dicts)."""
+    value = inspect.getattr_static(owner, name, _MISSING)
+    if value is not _MISSING:
+        return value
+    for store in ("_parameters", "_buffers", "_modules"):
+        members = inspect.getattr_static(owner, store, None)
+        if isinstance(members, dict) and name in members:
+            return members[name]
+    return _MISSING
+
+
+def _constant(expression: ast.expr, frame: FrameType) -> Any:
+    """An int or str subscript: a literal (``-1`` too) or a name holding one."""
+    if isinstance(expression, ast.UnaryOp) and isinstance(expression.op, ast.USub):
+        value = _constant(expression.operand, frame)
+        return -value if type(value) is int else _MISSING
+    if isinstance(expression, ast.Constant):
+        value = expression.value
+    elif isinstance(expression, ast.Name):
+        value = _lookup(expression, frame)
+    else:
+        return _MISSING
+    return value if type(value) in (int, str) else _MISSING

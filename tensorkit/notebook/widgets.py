@@ -190,7 +190,7 @@ def _visible(
     folded = {p for p in paths if p in graph.get("groups", {})}
     if not folded:
         return nodes, edges, links
-    nodes, edges = fold_paths(nodes, edges, folded)
+    nodes, edges = fold_paths(nodes, edges, folded, graph["groups"])
     owner = {m: n["id"] for n in nodes for m in n.get("members", ())}
     moved = {
         (owner.get(lk["source"], lk["source"]), owner.get(lk["target"], lk["target"]))
@@ -382,8 +382,12 @@ def _node_svg(node: dict, at: tuple[float, float], color: str | None = None) -> 
 
 
 def _label(node: dict) -> str:
+    """The model's ``label`` (recordings from before labels: the op, "param" or "tensor")."""
+    label = node.get("label")
     if node["kind"] == "group":
-        return f"{node['module']} ({node['count']})"
+        return f"{label or node['module']} ({node['count']})"
+    if label:
+        return label
     if node["kind"] == "tensor":
         return "param" if node.get("requires_grad") else "tensor"
     return node["op"] or node.get("grad_fn") or node["kind"]

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 import sys
 
@@ -38,7 +39,9 @@ def test_small_tape_nodes_edges_and_order() -> None:
     assert len(graph["edges"]) == 4
     assert matmul["shapes"] == {"in": [[1, 3], [3, 2]], "out": [[1, 2]]}
     assert matmul["grad_fn"] == "MmBackward0"
-    assert matmul["call_site"] and "test_graph_model.py" in matmul["call_site"]
+    site = matmul["call_site"]
+    assert site["file"] == __file__ and site["site"] == f"{__file__}:{site['line']}"
+    assert site["display"] == f"{os.path.relpath(__file__)}:{site['line']}"
     assert set(ops[1]["summary"]) == {"min", "max", "mean", "std", "nan", "inf"}
     assert [n["depth"] for n in ops] == [1, 2, 3]
     assert graph["layout"]["layers"][3] == [ops[2]["id"]]
@@ -274,7 +277,7 @@ def test_large_graphs_open_folded_by_module_and_gradients_group_with_them() -> N
 
     def shown(level: int) -> int:
         paths = {p for p in graph["groups"] if p.count(".") == level}
-        return len(fold_paths(graph["nodes"], graph["edges"], paths)[0])
+        return len(fold_paths(graph["nodes"], graph["edges"], paths, graph["groups"])[0])
 
     level = graph["collapsed"][0].count(".")
     assert graph["collapsed"] == [p for p in graph["groups"] if p.count(".") == level]
