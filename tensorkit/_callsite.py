@@ -17,6 +17,7 @@ import linecache
 import os
 import re
 import sys
+import sysconfig
 from collections.abc import Collection
 from types import FrameType
 from typing import Any
@@ -28,6 +29,14 @@ _EXAMPLES_DIR = _PACKAGE_DIR + "examples" + os.sep  # examples are user code
 _KERNEL_CELL = re.compile(r"ipykernel_\d+[\\/][^\\/]+\.py$")
 _IPYTHON_CELL = re.compile(r"^<ipython-input-(\d+)-")
 _STATEMENT_LINES = 10  # how many lines a statement may span for its names to be read
+_OUTER_FRAMES = 40  # how far out from the call site names are looked for
+# Installed libraries and the standard library (IPython, pytest, asyncio...): not user code.
+_LIBRARY_DIRS = tuple(
+    {
+        os.path.join(sysconfig.get_paths()[key], "")
+        for key in ("stdlib", "platstdlib", "purelib", "platlib")
+    }
+) + ("<frozen ",)
 _MISSING = object()
 
 
@@ -118,7 +127,23 @@ def _shown_path(file: str) -> str:
 # ------------------------------------------------------------------------------ names
 def source_names(frame: FrameType, wanted: Collection[int]) -> dict[int, str]:
     """For objects whose ``id`` is in ``wanted`` (objects alive now): the text of the first
-    expression in the frame's current statement that denotes each, e.g. ``{id(x): "x"}``."""
+    expression denoting each in the current statement of the outermost user frame (from
+    ``frame`` outward, tensorkit's own frames skipped) that has one, e.g. ``{id(x): "x"}``:
+    so a model's input is named as its caller wrote it (``net(images)``), not as the
+    ``forward`` that first used it calls it."""
+    found: dict[int, str] = {}
+    current: FrameType | None = frame
+    for _ in range(_OUTER_FRAMES):
+        if current is None:
+            break
+        file = current.f_code.co_filename
+        if not is_package_file(file) and not file.startswith(_LIBRARY_DIRS):
+            found.update(_frame_names(current, wanted))
+        current = current.f_back
+    return found
+
+
+def _frame_names(frame: FrameType, wanted: Collection[int]) -> dict[int, str]:
     found: dict[int, str] = {}
     for text, expression in _expressions(frame.f_code.co_filename, frame.f_lineno):
         value = _lookup(expression, frame)
@@ -128,15 +153,12 @@ def source_names(frame: FrameType, wanted: Collection[int]) -> dict[int, str]:
     return found
 
 
+@functools.lru_cache(maxsize=1024)
 def _expressions(file: str, line: int) -> tuple[tuple[str, ast.expr], ...]:
-    """The names, attribute chains and subscripts read by the statement at ``file:line``."""
+    """The names, attribute chains and subscripts the statement at ``file:line`` reads (the
+    line parsed alone, or with the next lines when the statement continues there), except
+    the functions it calls."""
     lines = [linecache.getline(file, n) for n in range(line, line + _STATEMENT_LINES)]
-    return _parsed_expressions(tuple(lines))
-
-
-@functools.lru_cache(maxsize=512)
-def _parsed_expressions(lines: tuple[str, ...]) -> tuple[tuple[str, ast.expr], ...]:
-    """The first line parsed as a statement (with the next lines when it continues there)."""
     first = lines[0].strip()
     if not first:
         return ()
@@ -148,11 +170,13 @@ def _parsed_expressions(lines: tuple[str, ...]) -> tuple[tuple[str, ast.expr], .
             tree = ast.parse(source)
         except SyntaxError:
             continue
+        called = {id(node.func) for node in ast.walk(tree) if isinstance(node, ast.Call)}
         return tuple(
             (ast.get_source_segment(source, node) or "", node)
             for node in ast.walk(tree)
             if isinstance(node, ast.Name | ast.Attribute | ast.Subscript)
             and isinstance(node.ctx, ast.Load)
+            and id(node) not in called
         )
     return ()
 

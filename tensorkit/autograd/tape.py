@@ -240,12 +240,11 @@ class Tape:
         if root is None:
             return {}
         from ..nn.parameter import Parameter  # loaded: a module is running
+
         cached = self._member_names.get(id(root))
         names = cached[1] if cached is not None and cached[0]() is root else None
         if names is None or any(
-            key not in names and isinstance(t, Parameter)
-            for t in tensors
-            if (key := id(t)) in new
+            key not in names and isinstance(t, Parameter) for t in tensors if (key := id(t)) in new
         ):
             segment = _state.module_path[0]
             prefix = "" if segment == type(root).__name__ else segment + "."

@@ -5,6 +5,7 @@ from __future__ import annotations
 import inspect
 from typing import Any
 
+from .._callsite import display_site
 from ..autograd.grad_mode import no_grad
 from ..autograd.graph import AccumulateGrad, Node
 from .values import finite_or_label, tensor_payload
@@ -92,7 +93,7 @@ def _change(
     return {
         "saved": which,
         "op": counter.last_op,
-        "site": counter.last_site,
+        "site": display_site(counter.last_site),
         "version": counter.value,
         "expected_version": expected,
         "node": None if culprit is None else {"id": ids.get(culprit), "name": culprit.name()},
