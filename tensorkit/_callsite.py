@@ -5,7 +5,11 @@ names its source line gives the tensors it passes ("x", "batch.images", "inputs[
 Names are read, never evaluated: the line is parsed with :mod:`ast`, and only plain names,
 attribute chains and constant subscripts are looked up in the frame (attributes with
 :func:`inspect.getattr_static`, so no property or ``__getattr__`` runs; subscripts only on
-lists, tuples and dicts).
+lists, tuples and dicts). Before Python 3.13, reading a function frame's ``f_locals`` leaves
+a snapshot of its variables on the frame that keeps them alive after the function deletes
+them, so there a function's local variables are not looked at (names come from module-level
+code, as notebook cells and scripts run, and from globals); from 3.13 ``f_locals`` is a live
+view and every frame's names count.
 """
 
 from __future__ import annotations
@@ -38,6 +42,7 @@ _LIBRARY_DIRS = tuple(
     }
 ) + ("<frozen ",)
 _MISSING = object()
+_LIVE_LOCALS = sys.version_info >= (3, 13)  # f_locals of a function: a view, not a snapshot
 
 
 def user_frame() -> FrameType | None:
@@ -136,17 +141,29 @@ def source_names(frame: FrameType, wanted: Collection[int]) -> dict[int, str]:
     for _ in range(_OUTER_FRAMES):
         if current is None:
             break
-        file = current.f_code.co_filename
-        if not is_package_file(file) and not file.startswith(_LIBRARY_DIRS):
+        if _is_user_file(current.f_code.co_filename):
             found.update(_frame_names(current, wanted))
         current = current.f_back
     return found
 
 
+def _is_user_file(file: str) -> bool:
+    return not is_package_file(file) and not file.startswith(_LIBRARY_DIRS)
+
+
 def _frame_names(frame: FrameType, wanted: Collection[int]) -> dict[int, str]:
     found: dict[int, str] = {}
-    for text, expression in _expressions(frame.f_code.co_filename, frame.f_lineno):
-        value = _lookup(expression, frame)
+    expressions = _expressions(frame.f_code.co_filename, frame.f_lineno)
+    if not expressions:
+        return found
+    in_function = frame.f_code.co_flags & inspect.CO_OPTIMIZED
+    scopes = (
+        (frame.f_globals,)
+        if in_function and not _LIVE_LOCALS
+        else (frame.f_locals, frame.f_globals)
+    )
+    for text, expression in expressions:
+        value = _lookup(expression, scopes)
         key = id(value)
         if key in wanted and key not in found:
             found[key] = text
@@ -155,9 +172,9 @@ def _frame_names(frame: FrameType, wanted: Collection[int]) -> dict[int, str]:
 
 @functools.lru_cache(maxsize=1024)
 def _expressions(file: str, line: int) -> tuple[tuple[str, ast.expr], ...]:
-    """The names, attribute chains and subscripts the statement at ``file:line`` reads (the
-    line parsed alone, or with the next lines when the statement continues there), except
-    the functions it calls."""
+    """The names, attribute chains and subscripts the statement at ``file:line`` reads, in
+    source order (the line parsed alone, or with the next lines when the statement continues
+    there), except the functions it calls."""
     lines = [linecache.getline(file, n) for n in range(line, line + _STATEMENT_LINES)]
     first = lines[0].strip()
     if not first:
@@ -171,32 +188,39 @@ def _expressions(file: str, line: int) -> tuple[tuple[str, ast.expr], ...]:
         except SyntaxError:
             continue
         called = {id(node.func) for node in ast.walk(tree) if isinstance(node, ast.Call)}
-        return tuple(
-            (ast.get_source_segment(source, node) or "", node)
+        read = [
+            node
             for node in ast.walk(tree)
             if isinstance(node, ast.Name | ast.Attribute | ast.Subscript)
             and isinstance(node.ctx, ast.Load)
             and id(node) not in called
-        )
+        ]
+        read.sort(key=_source_order)
+        return tuple((ast.get_source_segment(source, node) or "", node) for node in read)
     return ()
 
 
-def _lookup(expression: ast.expr, frame: FrameType) -> Any:
-    """The value ``expression`` denotes in ``frame``, found without running code, or
-    ``_MISSING``."""
+def _source_order(node: ast.expr) -> tuple[int, int, int, int]:
+    """Where ``node`` starts, an enclosing expression before the ones inside it."""
+    return (node.lineno, node.col_offset, -(node.end_lineno or 0), -(node.end_col_offset or 0))
+
+
+def _lookup(expression: ast.expr, scopes: tuple[Any, ...]) -> Any:
+    """The value ``expression`` denotes with the variables of ``scopes`` (innermost first),
+    found without running code, or ``_MISSING``."""
     if isinstance(expression, ast.Name):
-        scope = frame.f_locals
-        if expression.id in scope:
-            return scope[expression.id]
-        return frame.f_globals.get(expression.id, _MISSING)
+        for scope in scopes:
+            if expression.id in scope:
+                return scope[expression.id]
+        return _MISSING
     if isinstance(expression, ast.Attribute):
-        owner = _lookup(expression.value, frame)
+        owner = _lookup(expression.value, scopes)
         return _MISSING if owner is _MISSING else _attribute(owner, expression.attr)
     if isinstance(expression, ast.Subscript):
-        container = _lookup(expression.value, frame)
+        container = _lookup(expression.value, scopes)
         if type(container) not in (list, tuple, dict):
             return _MISSING
-        key = _constant(expression.slice, frame)
+        key = _constant(expression.slice, scopes)
         try:
             return _MISSING if key is _MISSING else container[key]
         except (IndexError, KeyError, TypeError):
@@ -217,15 +241,15 @@ def _attribute(owner: Any, name: str) -> Any:
     return _MISSING
 
 
-def _constant(expression: ast.expr, frame: FrameType) -> Any:
+def _constant(expression: ast.expr, scopes: tuple[Any, ...]) -> Any:
     """An int or str subscript: a literal (``-1`` too) or a name holding one."""
     if isinstance(expression, ast.UnaryOp) and isinstance(expression.op, ast.USub):
-        value = _constant(expression.operand, frame)
+        value = _constant(expression.operand, scopes)
         return -value if type(value) is int else _MISSING
     if isinstance(expression, ast.Constant):
         value = expression.value
     elif isinstance(expression, ast.Name):
-        value = _lookup(expression, frame)
+        value = _lookup(expression, scopes)
     else:
         return _MISSING
     return value if type(value) in (int, str) else _MISSING

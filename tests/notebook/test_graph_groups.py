@@ -33,9 +33,15 @@ def _inputs(nodes: dict[str, dict], edges: list[dict], node_id: str) -> list[str
     return [nodes[e["source"]]["label"] for e in into]
 
 
+# Inputs are globals: they are named by their variable names on every Python (a function's
+# local variables count from Python 3.13 on, see tensorkit._callsite).
+x = tk.randn(2, 3)
+images = tk.randn(2, 1, 4, 4)
+src = tk.randn(1, 3, 8)
+
+
 def _mlp_tape() -> tk.autograd.Tape:
     model = tk.nn.Sequential(tk.nn.Linear(3, 4), tk.nn.Tanh(), tk.nn.Linear(4, 1))
-    x = tk.randn(2, 3)
     with tk.autograd.Tape() as tape:
         model(x).sum()
     return tape
@@ -102,7 +108,6 @@ class _Net(tk.nn.Module):
 
 def _conv_net_graph(**options: object) -> dict:
     net = _Net()
-    images = tk.randn(2, 1, 4, 4)
     labels = tk.tensor([0, 2])
     with tk.autograd.Tape() as tape:
         loss = F.cross_entropy(net(images), labels)
@@ -166,7 +171,6 @@ def test_each_call_is_its_own_group() -> None:
 
 def test_a_transformer_encoder_layer_shows_its_attention_and_norms() -> None:
     layer = tk.nn.TransformerEncoderLayer(8, 2, dim_feedforward=16, dropout=0.0, batch_first=True)
-    src = tk.randn(1, 3, 8)
     with tk.autograd.Tape() as tape:
         layer(src).sum()
     graph = build_graph(tape)
