@@ -17,7 +17,10 @@ differentiation through them band 2). ``links`` tie each backward op to that op.
 
 from __future__ import annotations
 
+import contextlib
+import gc
 import math
+from collections.abc import Iterator
 from typing import Any
 
 from .._callsite import call_site_info
@@ -69,6 +72,31 @@ def build_graph(
     ``collapse_above`` nodes show even so, the other groups of the deepest depth at which at
     most that many show. ``group_by_module=False`` leaves the graph flat (no groups).
     """
+    with _collector_paused():
+        return _build(source, include_backward, max_nodes, group_by_module, collapse_above)
+
+
+@contextlib.contextmanager
+def _collector_paused() -> Iterator[None]:
+    """Pause the cyclic garbage collector: building makes hundreds of thousands of small
+    dicts and lists, none in a cycle, and each collection it would trigger walks every object
+    alive (a long tape's too): more than half of the build's time on a 20,000-op tape."""
+    enabled = gc.isenabled()
+    gc.disable()
+    try:
+        yield
+    finally:
+        if enabled:
+            gc.enable()
+
+
+def _build(
+    source: Tape | Tensor,
+    include_backward: bool,
+    max_nodes: int,
+    group_by_module: bool,
+    collapse_above: int,
+) -> dict:
     if isinstance(source, Tape):
         nodes, edges, groups = _from_tape(source, include_backward, group_by_module)
         kind = "tape"

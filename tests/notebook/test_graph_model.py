@@ -320,3 +320,18 @@ def test_import_pulls_in_no_front_end_libraries() -> None:
         "sys.exit(bool(bad))"
     )
     assert subprocess.run([sys.executable, "-c", code], check=False).returncode == 0
+
+
+def test_building_leaves_the_garbage_collector_as_it_found_it() -> None:
+    import gc
+
+    tape, _ = _small_tape()
+    assert gc.isenabled()
+    build_graph(tape)
+    assert gc.isenabled()
+    gc.disable()
+    try:
+        build_graph(tape)
+        assert not gc.isenabled()
+    finally:
+        gc.enable()
