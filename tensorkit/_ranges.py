@@ -13,6 +13,7 @@ one flag check per call.
 from __future__ import annotations
 
 import functools
+import itertools
 import time
 from collections.abc import Callable
 from typing import Any, TypeVar
@@ -20,12 +21,29 @@ from typing import Any, TypeVar
 from . import _state
 
 scopes: list[str] = []  # names of the open ranges (record_function and composite), outermost first
+# Beside each name in ``scopes``: (call number, the nn module path it was opened in, kind:
+# "function" for a composite, "range" for record_function), so that a Tape tells one call
+# from the next and places it among the modules.
+scope_calls: list[tuple[int, str, str]] = []
 profilers: list[Any] = []  # profiles inside their with block (each has ``add_range``)
 composites: set[str] = set()  # the names of the functions marked ``composite``
 
 OPTIMIZER_PREFIX = "Optimizer."  # record_function("Optimizer.step#SGD.step") as in PyTorch
 
 F = TypeVar("F", bound=Callable[..., Any])
+_call_numbers = itertools.count(1)
+
+
+def open_scope(name: str, kind: str) -> None:
+    """Push a range named ``name`` (``kind`` "function" or "range") onto ``scopes``."""
+    scopes.append(name)
+    scope_calls.append((next(_call_numbers), ".".join(_state.module_path), kind))
+
+
+def close_scope() -> None:
+    """Pop the innermost range."""
+    scopes.pop()
+    scope_calls.pop()
 
 
 def phase_in_scope(phase: str) -> str:
@@ -51,13 +69,13 @@ def composite(function: F) -> F:
     def marked(*args: Any, **kwargs: Any) -> Any:
         if not _state.observing:  # no profile, Tape or other observer: nothing to name
             return function(*args, **kwargs)
-        scopes.append(name)
+        open_scope(name, "function")
         start_ns = time.perf_counter_ns()
         try:
             return function(*args, **kwargs)
         finally:
             end_ns = time.perf_counter_ns()
-            scopes.pop()
+            close_scope()
             phase = phase_in_scope(_state.phase)
             for prof in profilers:
                 prof.add_range(name, start_ns, end_ns, len(scopes), phase)

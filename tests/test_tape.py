@@ -206,3 +206,89 @@ def test_entries_name_the_ranges_and_composite_functions_they_ran_in() -> None:
     from tensorkit import _ranges
 
     assert _ranges.scopes == []
+
+
+def test_entries_tell_each_call_of_a_range_apart_and_where_it_opened() -> None:
+    from tensorkit import _ranges
+
+    linear = tk.nn.functional.linear
+    x, w = tk.randn(2, 3), tk.randn(3, 3)
+    model = tk.nn.Sequential(tk.nn.Linear(3, 2))
+    with tk.autograd.Tape() as tape, tk.profiler.record_function("outer"):
+        linear(linear(x, w), w)
+        model(x)
+    calls = [e.scope_calls for e in tape.entries]
+    assert all(len(c) == len(e.scopes) == 2 for c, e in zip(calls, tape.entries, strict=True))
+    outer = {c[0] for c in calls}
+    assert len(outer) == 1 and next(iter(outer))[1:] == ("", "range")
+    inner = [c[1] for c in calls]
+    assert {kind for _, _, kind in inner} == {"function"}
+    at_top = {number for number, path, _ in inner if path == ""}
+    in_layer = {number for number, path, _ in inner if path == "Sequential.0"}
+    assert len(at_top) == 2 and len(in_layer) == 1, "two F.linear calls, then the layer's"
+    assert len(at_top | in_layer) == 3 and len(inner) == len(tape.entries)
+    assert tape.entries[0].to_dict()["scope_calls"] == [list(c) for c in calls[0]]
+    assert _ranges.scopes == [] and _ranges.scope_calls == []
+
+
+SCALED_INPUTS = tk.randn(2, 3)  # a global: named on every Python (a function's locals from 3.13)
+
+
+class _Scaled(tk.nn.Module):
+    def __init__(self) -> None:
+        super().__init__()
+        self.layer1 = tk.nn.Sequential(tk.nn.Linear(3, 4))
+        self.register_buffer("scale", tk.tensor(2.0))
+
+    def forward(self, x: tk.Tensor) -> tk.Tensor:
+        return self.layer1(x) * self.scale
+
+
+def test_tape_learns_module_classes_and_names_parameters_buffers_and_inputs() -> None:
+    net = _Scaled()
+    with tk.autograd.Tape() as tape:
+        net(SCALED_INPUTS)
+    assert tape.module_classes == {
+        "_Scaled": "_Scaled",
+        "_Scaled.layer1": "Sequential",
+        "_Scaled.layer1.0": "Linear",
+    }
+    assert sorted(tape.tensor_names.values()) == [
+        "SCALED_INPUTS",
+        "layer1.0.bias",
+        "layer1.0.weight",
+        "scale",
+    ]
+    external = [n for n in tape.graph()["nodes"] if n["kind"] == "tensor"]
+    assert {n["name"] for n in external} == set(tape.tensor_names.values())
+    weight = next(n for n in external if n["name"] == "layer1.0.weight")
+    assert weight["shape"] == [4, 3]
+    with tk.autograd.Tape() as by_name:  # a submodule called directly: its registered name
+        net.layer1(SCALED_INPUTS)
+    assert by_name.module_classes == {"layer1": "Sequential", "layer1.0": "Linear"}
+    assert sorted(by_name.tensor_names.values()) == [
+        "SCALED_INPUTS",
+        "layer1.0.bias",
+        "layer1.0.weight",
+    ]
+    with tk.autograd.Tape() as named, tk.autograd.module_scope("block"):
+        (SCALED_INPUTS * 2).sum()  # a scope opened by name alone: no class, nothing to name
+    assert named.module_classes == {} and named.tensor_names == {1: "SCALED_INPUTS"}
+
+
+def test_a_replaced_parameter_is_named_too() -> None:
+    model = tk.nn.Sequential(tk.nn.Linear(2, 2))
+    with tk.autograd.Tape() as tape:
+        model(SCALED_INPUTS[:, :2])
+        model[0].weight = tk.nn.Parameter(tk.randn(2, 2))
+        model(SCALED_INPUTS[:, :2])
+    weights = [i for i, name in tape.tensor_names.items() if name == "0.weight"]
+    assert len(weights) == 2 and "0.bias" in tape.tensor_names.values()
+
+
+def test_to_text_shows_call_sites_as_the_graph_does() -> None:
+    import os
+
+    tape, *_ = _record_small_model()
+    line = _line_of("MARK-MATMUL")
+    assert tape.to_text().splitlines()[0].endswith(f"  {os.path.relpath(__file__)}:{line}")

@@ -16,6 +16,8 @@ import weakref
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
+from .._callsite import display_site
+
 if TYPE_CHECKING:
     from ..tensor import Tensor
 
@@ -278,7 +280,7 @@ def _raise_modified(node: Node, counter: Any, version: int, data: Any, which: st
     culprit = ""
     if counter.last_op is not None:
         culprit = f" It was last modified in place by {counter.last_op}"
-        culprit += f" at {counter.last_site}." if counter.last_site else "."
+        culprit += f" at {display_site(counter.last_site)}." if counter.last_site else "."
     raise RuntimeError(
         "one of the variables needed for gradient computation has been modified by an inplace "
         f"operation: the {data.dtype} tensor of shape {list(data.shape)} saved by "

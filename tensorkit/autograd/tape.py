@@ -2,8 +2,14 @@
 
 ``with tk.autograd.Tape() as tape:`` observes each op (forward, and the ops that gradient rules
 run in backward): its name, its inputs and outputs (shape, dtype, device, a tape-local id),
-the user's call site, the nn module path, and a ``records`` dict that the profiler fills with
-time and memory. ``tape.graph()`` turns that into plain, JSON-serializable nodes and edges.
+the user's call site, the nn module path, the ranges it ran in (``scopes``: record_function
+ranges and composite functions such as ``conv2d``, each call told apart in ``scope_calls``),
+and a ``records`` dict that the profiler fills with time and memory. The tape also learns the
+class of each module path it sees (``module_classes``) and names the tensors it first meets
+as inputs (``tensor_names``): a parameter or buffer by its qualified name in the outermost
+module running ("0.weight"), another tensor by the expression at the user's call site that
+denotes it ("x"; see :mod:`tensorkit._callsite`). ``tape.graph()`` turns that into plain,
+JSON-serializable nodes and edges.
 The tape holds tensors only weakly, so recording a training loop keeps no memory alive
 (the backward graph of a pass being recorded is held until the next pass or the tape's exit).
 Each backward step observed is kept in ``backward_steps``; the first ``step_details`` of them
@@ -18,14 +24,20 @@ import math
 import weakref
 from collections.abc import Iterator
 from dataclasses import dataclass, field
+from types import FrameType
 from typing import Any
 
 from .. import _state
-from .._callsite import user_call_site
+from .._callsite import display_site, source_names, user_frame
+from .._ranges import scope_calls as _scope_calls
 from .._ranges import scopes as _scopes
 from ..tensor import Tensor
 
 __all__ = ["Tape", "TapeEntry", "TensorInfo", "module_scope", "summarize_values"]
+
+# The module object of each open module scope, beside ``_state.module_path`` (None for a
+# scope opened by name alone).
+_modules: list[Any] = []
 
 
 @dataclass
@@ -72,6 +84,8 @@ class TapeEntry:
     end_ns: int
     records: dict = field(default_factory=dict)
     scopes: tuple[str, ...] = ()  # record_function ranges and composite functions, outermost first
+    # per scope: (call number, nn module path it was opened in, "function" or "range")
+    scope_calls: tuple[tuple[int, str, str], ...] = ()
 
     @property
     def duration_ns(self) -> int:
@@ -94,6 +108,7 @@ class TapeEntry:
             "duration_ns": self.duration_ns,
             "records": _jsonable(self.records),
             "scopes": list(self.scopes),
+            "scope_calls": [list(call) for call in self.scope_calls],
         }
 
 
@@ -101,7 +116,8 @@ class Tape:
     """Records ops while active (``with Tape() as tape:``); reusable and nestable.
 
     ``summaries=True`` stores min/max/mean/std and NaN/inf counts of each floating output at
-    the time it was made (O(size) per op); ``call_sites`` captures the user's file:line;
+    the time it was made (O(size) per op); ``call_sites`` captures the user's file:line (and
+    the variable names of the tensors passed there, in ``tensor_names``);
     ``step_details`` is how many backward steps keep a replayable description (each costs
     O(size) per gradient, a copy to the host included, and at most ~25 KB of JSON per
     gradient; 0 keeps none).
@@ -127,6 +143,10 @@ class Tape:
         self._producer: dict[int, tuple[int, int]] = {}
         self._entry_of_node: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
         self._active = False
+        self.module_classes: dict[str, str] = {}  # module path -> class name of its module
+        self.tensor_names: dict[int, str] = {}  # tape id -> parameter or variable name
+        self._paths_seen: set[str] = set()
+        self._member_names: dict[int, tuple[weakref.ref, dict[int, str]]] = {}
 
     # --------------------------------------------------------------------- recording
     def __enter__(self) -> Tape:
@@ -146,9 +166,15 @@ class Tape:
 
     def op_finished(self, event: Any) -> None:
         index = len(self.entries)
+        known_ids = self._next_id
         inputs = [
             self._describe(x) if isinstance(x, Tensor) else _short_repr(x) for x in event.inputs
         ]
+        frame = user_frame() if self.call_sites else None
+        if self._next_id != known_ids:  # tensors made outside the tape: name them
+            self._name_inputs(event.inputs, inputs, known_ids, frame)
+        if event.module_path not in self._paths_seen:
+            self._learn_modules(event.module_path)
         outputs = [
             self._describe(o, summarize=True) for o in event.outputs if isinstance(o, Tensor)
         ]
@@ -164,7 +190,7 @@ class Tape:
             inputs=inputs,
             outputs=outputs,
             attrs=_summarize_attrs(event.attrs),
-            call_site=user_call_site() if self.call_sites else None,
+            call_site=None if frame is None else f"{frame.f_code.co_filename}:{frame.f_lineno}",
             module_path=event.module_path,
             grad_fn=event.node.name() if event.node is not None else None,
             backward_of=backward_of,
@@ -172,10 +198,63 @@ class Tape:
             end_ns=event.end_ns,
             records=event.records,
             scopes=tuple(_scopes),
+            scope_calls=tuple(_scope_calls),
         )
         self.entries.append(entry)
         if event.node is not None:
             self._entry_of_node[event.node] = index
+
+    def _learn_modules(self, path: str) -> None:
+        """Record the class of each module open now, by path (``path`` is the innermost)."""
+        self._paths_seen.add(path)
+        prefix = ""
+        for segment, module in zip(_state.module_path, _modules, strict=False):
+            prefix = f"{prefix}.{segment}" if prefix else segment
+            if module is not None:
+                self.module_classes.setdefault(prefix, type(module).__name__)
+
+    def _name_inputs(
+        self, tensors: tuple, inputs: list, known_ids: int, frame: FrameType | None
+    ) -> None:
+        """Name the inputs seen for the first time (tape ids above ``known_ids``): parameters
+        and buffers of the outermost module running by their qualified names, other tensors by
+        the expression at the call site that denotes them."""
+        new = {
+            id(tensor): info.id
+            for tensor, info in zip(tensors, inputs, strict=True)
+            if isinstance(info, TensorInfo) and info.id > known_ids
+        }
+        members = self._module_member_names(tensors, new)
+        for key in [key for key in new if key in members]:
+            self.tensor_names[new.pop(key)] = members[key]
+        if new and frame is not None:
+            for key, text in source_names(frame, new).items():
+                self.tensor_names[new[key]] = text
+
+    def _module_member_names(self, tensors: tuple, new: dict[int, int]) -> dict[int, str]:
+        """id(tensor) -> qualified name, for the parameters and buffers of the outermost
+        module running (names relative to it; prefixed with its path segment when it was
+        called by the name its parent gave it). Cached per module, rebuilt once when a
+        parameter among ``tensors`` is missing (a parameter replaced since)."""
+        root = _modules[0] if _modules else None
+        if root is None:
+            return {}
+        from ..nn.parameter import Parameter  # loaded: a module is running
+
+        cached = self._member_names.get(id(root))
+        names = cached[1] if cached is not None and cached[0]() is root else None
+        if names is None or any(
+            key not in names and isinstance(t, Parameter) for t in tensors if (key := id(t)) in new
+        ):
+            segment = _state.module_path[0]
+            prefix = "" if segment == type(root).__name__ else segment + "."
+            names = {
+                id(member): prefix + name
+                for members in (root.named_parameters(), root.named_buffers())
+                for name, member in members
+            }
+            self._member_names[id(root)] = (weakref.ref(root), names)
+        return names
 
     def backward_step(self, step: Any) -> None:
         if step.index == 0 or not self.backward_passes:  # a new pass (or joined mid-pass)
@@ -246,7 +325,8 @@ class Tape:
         return [e for e in self.entries if e.phase == "forward"]
 
     def graph(self, *, phase: str | None = "forward") -> dict:
-        """Plain-data graph: op nodes, tensor nodes for inputs made outside the tape, edges.
+        """Plain-data graph: op nodes, tensor nodes for inputs made outside the tape (with
+        their ``name`` from ``tensor_names``, None when unnamed), edges.
 
         Each edge goes from a producer (op or external tensor) to the op consuming it, with the
         tensor id and the argument position. ``phase=None`` includes backward ops too.
@@ -264,12 +344,17 @@ class Tape:
                 produced = self._producer.get(info.id)
                 if produced is not None and produced[0] in kept and produced[0] < entry.index:
                     source = f"op{produced[0]}"
+                elif info.id not in external:
+                    source = f"t{info.id}"
+                    external[info.id] = {
+                        **info.to_dict(),
+                        "id": source,
+                        "tensor": info.id,
+                        "kind": "tensor",
+                        "name": self.tensor_names.get(info.id),
+                    }
                 else:
                     source = f"t{info.id}"
-                    external.setdefault(
-                        info.id,
-                        {**info.to_dict(), "id": source, "tensor": info.id, "kind": "tensor"},
-                    )
                 edges.append(
                     {
                         "source": source,
@@ -300,8 +385,10 @@ class Tape:
         return to_html(self, path)
 
     def to_text(self) -> str:
-        """One line per op: index, phase, name, shapes, module path and call site."""
+        """One line per op: index, phase, name, shapes, module path and call site (as
+        :func:`tensorkit._callsite.display_site` shows it: "cell [3], line 2" in a notebook)."""
         lines = []
+        shown: dict[str, str | None] = {}
         for e in self.entries:
             shapes_in = ", ".join(
                 "x".join(map(str, i.shape)) or "scalar" if isinstance(i, TensorInfo) else str(i)
@@ -309,7 +396,9 @@ class Tape:
             )
             shapes_out = ", ".join("x".join(map(str, o.shape)) or "scalar" for o in e.outputs)
             where = f"  [{e.module_path}]" if e.module_path else ""
-            site = f"  {e.call_site}" if e.call_site else ""
+            if e.call_site is not None and e.call_site not in shown:
+                shown[e.call_site] = display_site(e.call_site)
+            site = f"  {shown[e.call_site]}" if e.call_site else ""
             phase = "fwd" if e.phase == "forward" else "bwd"
             lines.append(f"{e.index:4d} {phase} {e.name}({shapes_in}) -> {shapes_out}{where}{site}")
         return "\n".join(lines)
@@ -383,10 +472,13 @@ def _jsonable(value: Any) -> Any:
 
 
 @contextlib.contextmanager
-def module_scope(name: str) -> Iterator[None]:
-    """Mark ops run inside as belonging to the module at path ``name`` (used by tk.nn)."""
+def module_scope(name: str, module: Any = None) -> Iterator[None]:
+    """Mark ops run inside as belonging to the module at path ``name`` (used by tk.nn, which
+    passes the ``module`` too, so that a Tape learns its class and its parameters' names)."""
     _state.module_path.append(name)
+    _modules.append(module)
     try:
         yield
     finally:
         _state.module_path.pop()
+        _modules.pop()

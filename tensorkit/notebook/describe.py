@@ -5,6 +5,7 @@ from __future__ import annotations
 import inspect
 from typing import Any
 
+from .._callsite import display_site
 from ..autograd.grad_mode import no_grad
 from ..autograd.graph import AccumulateGrad, Node
 from .docstring import inline_runs
@@ -107,7 +108,7 @@ def _change(
     return {
         "saved": which,
         "op": counter.last_op,
-        "site": counter.last_site,
+        "site": display_site(counter.last_site),
         "version": counter.value,
         "expected_version": expected,
         "node": None if culprit is None else {"id": ids.get(culprit), "name": culprit.name()},

@@ -1,8 +1,14 @@
-"""The graph view's data model: nodes, edges in argument order, module groups, bands, layers.
+"""The graph view's data model: nodes, edges in argument order, groups, bands, layers.
 
 ``build_graph`` reads a :class:`~tensorkit.autograd.Tape` (forward ops, optionally backward
 ops too) or, for a tensor, walks its backward graph. The result is plain data: tensors never
 travel, only their shapes, dtypes, value summaries and the measures the view colours by.
+
+Groups (:mod:`~tensorkit.notebook.group_tree`): nn modules, the composite functions they
+call (``linear``, ``conv2d``, ``batch_norm``: one node by default, opening into their ops)
+and ``record_function`` ranges. Parameters and inputs join the innermost module or range
+holding all the ops using them (never a function: a folded ``linear`` shows its weight as an
+input), gradient ops the "∇" mirror of their op's group.
 
 Bands: forward ops are band 0; an op a gradient rule ran is one band below the op whose rule
 it is (so the ops of a ``create_graph=True`` backward are band 1, those of a second
@@ -11,13 +17,18 @@ differentiation through them band 2). ``links`` tie each backward op to that op.
 
 from __future__ import annotations
 
+import contextlib
+import gc
 import math
+from collections.abc import Iterator
 from typing import Any
 
+from .._callsite import call_site_info
 from ..autograd.graph import AccumulateGrad
 from ..autograd.tape import Tape, TapeEntry, TensorInfo
 from ..tensor import Tensor
-from .grouping import collapse_groups, default_collapsed, module_tree
+from .group_tree import GRAD_PREFIX, GroupTree
+from .grouping import collapse_groups, default_collapsed
 from .layout import layer_bands
 from .walk import backward_nodes, node_ids, root_nodes
 
@@ -25,7 +36,6 @@ __all__ = ["build_graph", "to_text"]
 
 MAX_NODES = 5000
 COLLAPSE_ABOVE = 150
-GRAD_PREFIX = "\u2207"  # module paths of backward ops: "∇" + the forward op's path
 
 
 def build_graph(
@@ -38,27 +48,66 @@ def build_graph(
 ) -> dict:
     """A JSON-serializable graph of a Tape's ops (or of a tensor's backward graph).
 
-    Keys: ``source`` ("tape" or "grad_fn"), ``nodes`` (each with ``band``, ``depth`` within
-    its band and ``metrics``: ``time_ns``, ``backward_ns``, ``bytes``, ``grad_norm`` where
-    known), ``edges`` (producer -> consumer, with the argument ``position``), ``links``
-    (op -> backward op its rule ran), ``groups`` (module path -> parent, children, node ids),
-    ``collapsed`` (the module paths a view folds at first: the deepest module level at which
-    at most ``collapse_above`` nodes show; empty for smaller graphs), ``layout`` (``layers``:
-    ids per depth of band 0, ``bands``: those layers per band) and ``omitted`` (nodes left out
-    beyond ``max_nodes``: module groups are collapsed first, deepest level first, then nodes
-    are cut, external tensors before ops).
+    Keys: ``source`` ("tape" or "grad_fn"), ``nodes``, ``edges`` (producer -> consumer, with
+    the argument ``position``), ``links`` (op -> backward op its rule ran), ``groups``,
+    ``collapsed``, ``layout`` (``layers``: ids per depth of band 0, ``bands``: those layers
+    per band) and ``omitted`` (nodes left out beyond ``max_nodes``: function groups are
+    folded first, then the other groups from the deepest depth up, then nodes are cut,
+    external tensors before ops).
+
+    Each node has ``label`` (the text of its box: the op as PyTorch names it, a parameter's
+    qualified name "0.weight", an input's variable name at its call site "x", else "tensor"),
+    ``group`` (the innermost group holding it, "" for none), ``module`` (its nn module path),
+    ``call_site`` (None, or ``{"site", "file", "line", "cell", "display"}`` with ``display``
+    "cell [3], line 2" for a notebook cell, "train.py:14" otherwise), ``band``, ``depth``
+    within its band and ``metrics`` (``time_ns``, ``backward_ns``, ``bytes``, ``grad_norm``
+    where known).
+
+    ``groups`` maps opaque ids to ``{"path": id, "parent", "children", "nodes" (ids directly
+    inside), "count" (all node ids below), "kind" ("module", "function" for a composite
+    function of ``nn.functional`` or "range" for a ``record_function`` range), "label"
+    ("Conv2d · layer1.0.conv1", "linear", "∇ Conv2d · layer1.0.conv1" for a gradient group),
+    "module" (the nn path)}``; function and range groups also have ``name``. ``collapsed``
+    lists the groups a view folds at first: every function group and, when more than
+    ``collapse_above`` nodes show even so, the other groups of the deepest depth at which at
+    most that many show. ``group_by_module=False`` leaves the graph flat (no groups).
     """
+    with _collector_paused():
+        return _build(source, include_backward, max_nodes, group_by_module, collapse_above)
+
+
+@contextlib.contextmanager
+def _collector_paused() -> Iterator[None]:
+    """Pause the cyclic garbage collector: building makes hundreds of thousands of small
+    dicts and lists, none in a cycle, and each collection it would trigger walks every object
+    alive (a long tape's too): more than half of the build's time on a 20,000-op tape."""
+    enabled = gc.isenabled()
+    gc.disable()
+    try:
+        yield
+    finally:
+        if enabled:
+            gc.enable()
+
+
+def _build(
+    source: Tape | Tensor,
+    include_backward: bool,
+    max_nodes: int,
+    group_by_module: bool,
+    collapse_above: int,
+) -> dict:
     if isinstance(source, Tape):
-        nodes, edges = _from_tape(source, include_backward)
+        nodes, edges, groups = _from_tape(source, include_backward, group_by_module)
         kind = "tape"
     elif isinstance(source, Tensor):
         nodes, edges = _from_tensor(source)
+        groups = {}
         kind = "grad_fn"
     else:
         raise TypeError(f"build_graph expects a Tape or a Tensor, got {type(source).__name__}")
     if max_nodes < 1:
         raise ValueError(f"max_nodes must be at least 1, got {max_nodes}")
-    groups = module_tree(nodes) if group_by_module else {}
     links = [
         {"source": origin, "target": n["id"]}
         for n in nodes
@@ -104,11 +153,13 @@ def _shown_links(links: list[dict], nodes: list[dict]) -> list[dict]:
     return [{"source": a, "target": b} for a, b in shown]
 
 
-def _from_tape(tape: Tape, include_backward: bool) -> tuple[list[dict], list[dict]]:
+def _from_tape(
+    tape: Tape, include_backward: bool, grouped: bool
+) -> tuple[list[dict], list[dict], dict[str, dict]]:
     raw = tape.graph(phase=None if include_backward else "forward")
-    entries = {e.index: e for e in tape.entries}
     metrics = _tape_metrics(tape)
-    nodes = [_tape_node(n, entries, metrics) for n in raw["nodes"]]
+    sites: dict[str, dict | None] = {}
+    nodes = [_tape_node(n, metrics, sites) for n in raw["nodes"]]
     edges = [
         {
             "source": e["source"],
@@ -118,36 +169,70 @@ def _from_tape(tape: Tape, include_backward: bool) -> tuple[list[dict], list[dic
         }
         for e in raw["edges"]
     ]
-    _place_tensors_in_modules(nodes, edges)
-    if _place_accumulations(nodes):  # the gradients they copied follow them
-        _place_tensors_in_modules(nodes, edges)
-    return nodes, edges
+    tree = GroupTree(tape.module_classes) if grouped else None
+    _place_ops(nodes, tape.entries, tree)
+    _place_tensors(nodes, edges, tree)
+    if _place_accumulations(nodes, tree):  # the gradients they copied follow them
+        _place_tensors(nodes, edges, tree)
+    return nodes, edges, {} if tree is None else tree.finish(nodes)
 
 
-def _place_accumulations(nodes: list[dict]) -> bool:
+def _place_ops(nodes: list[dict], entries: list[TapeEntry], tree: GroupTree | None) -> None:
+    """Each op's group: from its module path and ranges (a forward op, or a gradient op that
+    ran inside a module), else the gradient mirror of its forward op's group (placed first:
+    an op comes after the op whose rule ran it). A gradient op's module is "∇" + its forward
+    op's (once per band)."""
+    by_id = {n["id"]: n for n in nodes}
+    mirrored = []
+    for node in nodes:
+        if node["kind"] != "op":
+            continue
+        if node["band"] and not node["module"] and node["backward_of"] is not None:
+            mirrored.append(node)
+        elif tree is not None:
+            entry = entries[int(node["id"].removeprefix("op"))]
+            node["group"] = tree.forward_group(entry.module_path, entry.scopes, entry.scope_calls)
+    if tree is not None:
+        tree.resolve_parents()
+    for node in mirrored:
+        forward = by_id.get(node["backward_of"])
+        if forward is None:  # its op is not on this graph (the tape saw only the rule)
+            continue
+        node["module"] = _grad_path(forward["module"])
+        if tree is not None:
+            node["group"] = tree.gradient_group(forward["group"])
+
+
+def _place_accumulations(nodes: list[dict], tree: GroupTree | None) -> bool:
     """Gradient ops no rule ran (the copies of gradients into ``.grad``) go in the gradient
-    group of their leaf's module when the leaf is known (alive), else in one
+    group of their leaf's group when the leaf is known (alive), else in one
     ``∇AccumulateGrad`` group per band; whether any moved."""
-    module = {n["id"]: (n["module"], n["band"]) for n in nodes if n["kind"] == "tensor"}
+    leaves = {n["id"]: n for n in nodes if n["kind"] == "tensor"}
     moved = False
     for node in nodes:
         if node["kind"] != "op" or not node["band"] or node["module"] or node["backward_of"]:
             continue
-        leaf = module.get(node["grad_of"])
-        if leaf is not None and leaf[0]:
-            node["module"] = _grad_path(leaf[0], leaf[1] + 1)
+        leaf = leaves.get(node["grad_of"])
+        if leaf is not None and (leaf["group"] or leaf["module"]):
+            node["module"] = _grad_path(leaf["module"])
+            forward_group = leaf["group"]
         else:
-            node["module"] = _grad_path("AccumulateGrad", node["band"])
+            node["module"] = GRAD_PREFIX * node["band"] + "AccumulateGrad"
+            forward_group = node["module"][1:]
+        if tree is not None:
+            node["group"] = tree.gradient_group(forward_group)
         moved = True
     return moved
 
 
-def _tape_node(raw: dict, entries: dict[int, TapeEntry], metrics: dict) -> dict:
+def _tape_node(raw: dict, metrics: dict, sites: dict[str, dict | None]) -> dict:
     if raw["kind"] == "tensor":
         return {
             "id": raw["id"],
             "kind": "tensor",
             "op": None,
+            "label": raw.get("name") or "tensor",
+            "group": "",
             "shapes": {"in": [], "out": [raw["shape"]]},
             "dtypes": [raw["dtype"]],
             "device": raw["device"],
@@ -162,16 +247,17 @@ def _tape_node(raw: dict, entries: dict[int, TapeEntry], metrics: dict) -> dict:
         }
     outputs = raw["outputs"]
     index = raw["index"]
-    band = metrics["bands"][index]
-    module = raw["module_path"]
     forward = raw["backward_of"]
     grad_of = metrics["grad_of"].get(index)
-    if band and not module and forward is not None:
-        module = _grad_path(entries[forward].module_path, band)
+    site = raw["call_site"]
+    if site is not None and site not in sites:
+        sites[site] = call_site_info(site)
     return {
         "id": raw["id"],
         "kind": "op",
         "op": raw["name"],
+        "label": raw["name"],
+        "group": "",
         "phase": raw["phase"],
         "shapes": {
             "in": [i.get("shape") for i in raw["inputs"]],
@@ -179,29 +265,30 @@ def _tape_node(raw: dict, entries: dict[int, TapeEntry], metrics: dict) -> dict:
         },
         "dtypes": [o["dtype"] for o in outputs],
         "device": outputs[0]["device"] if outputs else None,
-        "module": module,
-        "call_site": raw["call_site"],
+        "module": raw["module_path"],
+        "call_site": None if site is None else sites[site],
         "scopes": raw.get("scopes") or [],
         "summary": outputs[0]["summary"] if outputs else None,
         "records": raw["records"],
         "grad_fn": raw["grad_fn"],
         "attrs": raw["attrs"],
-        "band": band,
+        "band": metrics["bands"][index],
         "backward_of": None if forward is None else f"op{forward}",
         "grad_of": None if grad_of is None else f"t{grad_of}",
         "metrics": metrics["ops"][index],
     }
 
 
-def _grad_path(path: str, band: int) -> str:
-    """The module path backward ops of band ``band`` are grouped under ("" stays "")."""
-    return GRAD_PREFIX * band + path if path else ""
+def _grad_path(path: str) -> str:
+    """The module path of the gradient ops of an op at ``path`` ("" stays "")."""
+    return GRAD_PREFIX + path if path else ""
 
 
-def _place_tensors_in_modules(nodes: list[dict], edges: list[dict]) -> None:
+def _place_tensors(nodes: list[dict], edges: list[dict], tree: GroupTree | None) -> None:
     """An external tensor (a parameter, an incoming gradient) joins the band of its first
-    consumers and the innermost module holding all its consumers in that band, so that
-    folding the module folds it too."""
+    consumers, the innermost module holding all its consumers in that band and the innermost
+    group holding them that is not a function, so that folding the module folds it too and a
+    folded function shows it as an input."""
     by_id = {n["id"]: n for n in nodes}
     consumers: dict[str, list[dict]] = {}
     for edge in edges:
@@ -209,10 +296,26 @@ def _place_tensors_in_modules(nodes: list[dict], edges: list[dict]) -> None:
     for node in nodes:
         if node["kind"] == "tensor" and node["id"] in consumers:
             band = min(c["band"] for c in consumers[node["id"]])
+            users = [c for c in consumers[node["id"]] if c["band"] == band]
             node["band"] = band
-            node["module"] = _common_path(
-                [c["module"] for c in consumers[node["id"]] if c["band"] == band]
-            )
+            node["module"] = _common_path([c["module"] for c in users])
+            if tree is not None:
+                node["group"] = _common_group(tree, {c["group"] for c in users})
+
+
+def _common_group(tree: GroupTree, group_ids: set[str]) -> str:
+    """The innermost group holding all of ``group_ids`` that is not a function ("" for
+    none)."""
+    chains = [tree.ancestors(g)[::-1] for g in group_ids]  # outermost first
+    common = chains[0]
+    for chain in chains[1:]:
+        n = 0
+        while n < min(len(common), len(chain)) and common[n] == chain[n]:
+            n += 1
+        common = common[:n]
+    while common and tree.groups[common[-1]]["kind"] == "function":
+        common = common[:-1]
+    return common[-1] if common else ""
 
 
 def _common_path(paths: list[str]) -> str:
@@ -316,6 +419,8 @@ def _from_tensor(tensor: Tensor) -> tuple[list[dict], list[dict]]:
                 "id": ids[node],
                 "kind": "leaf" if leaf is not None else "grad_fn",
                 "op": getattr(node.op, "name", None),
+                "label": getattr(node.op, "name", None) or node.name(),
+                "group": "",
                 "shapes": {"in": meta, "out": _output_shapes(node)},
                 "dtypes": [None if m is None else str(m[1]) for m in node.input_meta],
                 "device": None if leaf is None else str(leaf.device),
@@ -381,9 +486,9 @@ def _layer_lines(layers: list[list[str]], by_id: dict, inputs: dict) -> list[str
     for depth, layer in enumerate(layers):
         for node_id in layer:
             node = by_id[node_id]
-            label = node["op"] or node.get("grad_fn") or node["kind"]
+            label = node.get("label") or node["op"] or node.get("grad_fn") or node["kind"]
             if node["kind"] == "group":
-                label = f"[{node['module']}] {node['count']} ops"
+                label = f"[{label}] {node['count']} ops"
             shapes = ", ".join(_shape_text(s) for s in (node["shapes"]["out"] or []))
             args = ", ".join(inputs[node_id])
             where = f"  [{node['module']}]" if node["module"] and node["kind"] != "group" else ""

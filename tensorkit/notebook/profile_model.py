@@ -13,6 +13,7 @@ from __future__ import annotations
 import math
 from typing import Any
 
+from .._callsite import display_site
 from .._ranges import outermost_composite
 from ..autograd.tape import Tape, TensorInfo
 from ..profiler.events import TIMING_MODE
@@ -75,6 +76,13 @@ def build_profile(
         timing_mode = TIMING_MODE
     kept = sorted(rows, key=lambda r: r["host_time_ns"], reverse=True)[:max_rows]
     kept.sort(key=lambda r: r["index"])
+    shown: dict[str, str | None] = {}
+    for row in kept:  # call sites as the graph shows them ("cell [3], line 2")
+        site = row["call_site"]
+        if site is not None:
+            if site not in shown:
+                shown[site] = display_site(site)
+            row["call_site"] = shown[site]
     return {
         "timing_mode": timing_mode,
         "total_ops": len(rows),

@@ -28,6 +28,7 @@ import re
 from pathlib import Path
 from typing import Any
 
+from .._callsite import display_site
 from ..autograd.tape import Tape
 from ..serialization._files import atomic_write
 from .graph_model import build_graph
@@ -180,7 +181,8 @@ def _snippets(call_sites: Any) -> dict[str, dict]:
             for n in range(first, line + CONTEXT_LINES + 1)
             if linecache.getline(filename, n)
         ]
-        snippets[site] = {"file": filename, "line": line, "lines": lines}
+        shown = display_site(site)
+        snippets[site] = {"file": filename, "line": line, "lines": lines, "display": shown}
     return snippets
 
 
@@ -446,7 +448,8 @@ def _entries_table(entries: list[dict], snippets: dict[str, dict]) -> str:
             entry.get("module_path", "") or "",
         ]
         tds = "".join(f"<td>{html.escape(str(c))}</td>" for c in cells)
-        site_cell = html.escape(site) + (f"<pre>{html.escape(code)}</pre>" if code else "")
+        shown = (snippet or {}).get("display") or display_site(site) or ""  # as saved
+        site_cell = html.escape(shown) + (f"<pre>{html.escape(code)}</pre>" if code else "")
         rows.append(f"<tr>{tds}<td>{site_cell}</td></tr>")
     return '<table class="tk-recording-entries">\n' + "\n".join(rows) + "\n</table>"
 

@@ -14,7 +14,7 @@ from typing import Any
 
 from .. import _state, memory
 from .._backend import cpu, cuda_in_use, cupy_module
-from .._ranges import phase_in_scope
+from .._ranges import close_scope, open_scope, phase_in_scope
 from .._ranges import profilers as _active
 from .._ranges import scopes as _scopes
 from ..cuda.memory import allocator_totals, memory_reserved
@@ -77,14 +77,14 @@ class record_function(contextlib.ContextDecorator):  # noqa: N801 (PyTorch's nam
         self._starts: list[int] = []  # a stack, so one instance can decorate recursive code
 
     def __enter__(self) -> record_function:
-        _scopes.append(self.name)
+        open_scope(self.name, "range")
         self._starts.append(time.perf_counter_ns())
         return self
 
     def __exit__(self, *exc: object) -> None:
         end_ns = time.perf_counter_ns()
         start_ns = self._starts.pop()
-        _scopes.pop()
+        close_scope()
         for prof in _active:
             prof.add_range(self.name, start_ns, end_ns, len(_scopes), USER_ANNOTATION)
 

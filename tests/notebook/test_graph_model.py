@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 import sys
 
@@ -38,7 +39,9 @@ def test_small_tape_nodes_edges_and_order() -> None:
     assert len(graph["edges"]) == 4
     assert matmul["shapes"] == {"in": [[1, 3], [3, 2]], "out": [[1, 2]]}
     assert matmul["grad_fn"] == "MmBackward0"
-    assert matmul["call_site"] and "test_graph_model.py" in matmul["call_site"]
+    site = matmul["call_site"]
+    assert site["file"] == __file__ and site["site"] == f"{__file__}:{site['line']}"
+    assert site["display"] == f"{os.path.relpath(__file__)}:{site['line']}"
     assert set(ops[1]["summary"]) == {"min", "max", "mean", "std", "nan", "inf"}
     assert [n["depth"] for n in ops] == [1, 2, 3]
     assert graph["layout"]["layers"][3] == [ops[2]["id"]]
@@ -265,29 +268,42 @@ class _Block(tk.nn.Module):
         return self.relu(self.bn(self.conv(x)) + x)
 
 
+def _depth(groups: dict, group_id: str) -> int:
+    depth = 0
+    while groups[group_id]["parent"] is not None:
+        group_id = groups[group_id]["parent"]
+        depth += 1
+    return depth
+
+
 def test_large_graphs_open_folded_by_module_and_gradients_group_with_them() -> None:
     model = tk.nn.Sequential(tk.nn.Conv2d(3, 4, 3, padding=1), _Block(), _Block())
     with tk.autograd.Tape() as tape:
         model(tk.randn(1, 3, 5, 5)).sum().backward()
     graph = build_graph(tape, include_backward=True, collapse_above=40)
-    assert len(graph["nodes"]) > 40
+    groups = graph["groups"]
+    functions = [g for g in groups if groups[g]["kind"] == "function"]
+    assert len(functions) == 10, "3 conv2d, 2 batch_norm, and their gradient mirrors"
+
+    def at_depth(level: int) -> list[str]:
+        return [g for g in groups if g in functions or _depth(groups, g) == level]
 
     def shown(level: int) -> int:
-        paths = {p for p in graph["groups"] if p.count(".") == level}
-        return len(fold_paths(graph["nodes"], graph["edges"], paths)[0])
+        return len(fold_paths(graph["nodes"], graph["edges"], at_depth(level), groups)[0])
 
-    level = graph["collapsed"][0].count(".")
-    assert graph["collapsed"] == [p for p in graph["groups"] if p.count(".") == level]
+    assert len(fold_paths(graph["nodes"], graph["edges"], functions, groups)[0]) > 40
+    level = min(_depth(groups, g) for g in graph["collapsed"] if g not in functions)
+    assert graph["collapsed"] == at_depth(level)
     assert shown(level) <= 40 < shown(level + 1), "the deepest level showing at most 40"
-    assert "\u2207Sequential.1.conv" in graph["groups"]
+    assert "\u2207Sequential.1.conv" in groups
     ungrouped = [n for n in graph["nodes"] if not n["module"]]
     assert len(ungrouped) <= 4, "only the final sum's own ops stay outside the modules"
     clones = [n for n in graph["nodes"] if n.get("grad_of")]
     assert clones and all(n["module"].startswith("\u2207Sequential") for n in clones)
-    assert build_graph(tape, include_backward=True, collapse_above=shown(0))["collapsed"] == [
-        p for p in graph["groups"] if p.count(".") == 0
-    ]
-    assert build_graph(tape, collapse_above=10_000)["collapsed"] == []
+    top = build_graph(tape, include_backward=True, collapse_above=shown(0))["collapsed"]
+    assert top == at_depth(0)
+    forward = build_graph(tape, collapse_above=10_000)
+    assert forward["collapsed"] == [g for g in forward["groups"] if g in functions]
     small = build_graph(tape, include_backward=True, max_nodes=shown(1))
     ids = {n["id"] for n in small["nodes"]}
     assert {(lk["source"], lk["target"]) for lk in small["links"]} >= {
@@ -304,3 +320,18 @@ def test_import_pulls_in_no_front_end_libraries() -> None:
         "sys.exit(bool(bad))"
     )
     assert subprocess.run([sys.executable, "-c", code], check=False).returncode == 0
+
+
+def test_building_leaves_the_garbage_collector_as_it_found_it() -> None:
+    import gc
+
+    tape, _ = _small_tape()
+    assert gc.isenabled()
+    build_graph(tape)
+    assert gc.isenabled()
+    gc.disable()
+    try:
+        build_graph(tape)
+        assert not gc.isenabled()
+    finally:
+        gc.enable()

@@ -284,7 +284,7 @@ class Module:
         segment = self._path_segment()
         _calling.append(self)
         try:
-            with module_scope(segment):
+            with module_scope(segment, self):
                 if not (
                     self._forward_pre_hooks
                     or self._forward_hooks
