@@ -11,7 +11,6 @@ import pytest
 import tensorkit as tk
 from tensorkit.notebook import build_graph, to_text
 from tensorkit.notebook.grouping import fold_paths
-from tensorkit.notebook.widgets import graph_svg
 
 F = tk.nn.functional
 GRAD = "\u2207"
@@ -147,8 +146,7 @@ def test_a_conv_net_names_modules_by_class_and_path_and_batch_norm_is_one_node()
     nodes, _ = _folded(graph)
     found = [n for n in nodes.values() if "batch_norm" in n["label"]]
     assert [n["id"] for n in found] == [f"g:{norm}"], "a search for batch_norm finds it"
-    svg = graph_svg(graph)
-    assert ">batch_norm (" in svg and ">stem.weight<" in svg and ">images<" in svg
+    assert {"stem.weight", "images"} <= {n["label"] for n in nodes.values()}
 
 
 def test_each_call_is_its_own_group() -> None:
@@ -314,8 +312,9 @@ def test_above_max_nodes_functions_fold_first_then_modules() -> None:
     }
 
 
-def test_graphs_without_the_new_keys_still_fold_and_draw() -> None:
-    """Recordings made before groups had kinds, labels and ids of their own."""
+def test_graphs_without_the_new_keys_still_fold() -> None:
+    """Recordings made before groups had kinds, labels and ids of their own (widgets/test/fold
+    tests the front end's fallback for them)."""
     graph = build_graph(_mlp_tape())
     old = json.loads(json.dumps(graph))
     for node in old["nodes"]:
@@ -333,8 +332,6 @@ def test_graphs_without_the_new_keys_still_fold_and_draw() -> None:
     folded = next(n for n in nodes if n["kind"] == "group")
     assert folded["id"] == "g:Sequential.0" and folded["count"] == 6
     assert folded["label"] == "Sequential.0"
-    svg = graph_svg(old)
-    assert ">Sequential.0 (6)<" in svg and ">param<" in svg
 
 
 def test_unnamed_tensors_read_tensor_and_a_flat_graph_has_no_groups() -> None:
