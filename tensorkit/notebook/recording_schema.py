@@ -9,7 +9,7 @@ naming the field as a JSON path (``graph.nodes[3].kind``). The walk recurses onl
 schema does, so its depth is the schema's; inside ``ANY`` values :func:`check_depth` bounds
 the nesting without recursion.
 
-The tables list what the readers use (the HTML page, the static SVG, the widgets): what they
+The tables list what the readers use (the HTML page, the recorded view, the widgets): what they
 index is required, what they ``get`` is optional but typed when present. The replay fields of
 ``backward_steps`` and ``backward_passes`` are checked by
 :func:`~tensorkit.notebook.replay.validate_replay`.
