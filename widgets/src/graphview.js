@@ -122,11 +122,43 @@ function layoutMemo() {
     const next = `${[...collapsed].sort().join("\n")}|${props.showBackward !== false}|${props.direction}`;
     if (next !== key) {
       key = next;
-      folded = foldGraph(graph, tree, collapsed, { showBackward: props.showBackward !== false });
-      layout = layoutFolded(folded, { direction: props.direction || "forward" });
+      ({ folded, layout } = foldAndLayout(graph, tree, collapsed, props));
     }
     return { tree, folded, layout, collapsed, key };
   };
+}
+
+/** The graph folded at `collapsed` and laid out, as the view's props ask. */
+function foldAndLayout(graph, tree, collapsed, props) {
+  const folded = foldGraph(graph, tree, collapsed, { showBackward: props.showBackward !== false });
+  return { folded, layout: layoutFolded(folded, { direction: props.direction || "forward" }) };
+}
+
+/** How many folded groups on screen are laid out open ahead of a click, per update. */
+export const PRELAYOUT_MAX = 48;
+
+/**
+ * The folded groups whose boxes touch the view (width x height at transform `view`), nearest
+ * the view's centre first, at most PRELAYOUT_MAX: the ones a click can open next.
+ * @param {ReturnType<typeof foldGraph>} folded
+ * @param {Map<string, {x: number, y: number, width: number, height: number}>} boxes
+ * @returns {string[]} their group ids
+ */
+export function groupsToPrelayout(folded, boxes, view, width, height) {
+  const cx = (width / 2 - view.x) / view.k;
+  const cy = (height / 2 - view.y) / view.k;
+  const shown = [];
+  for (const item of folded.items.values()) {
+    const b = item.type === "group" && !item.open ? boxes.get(item.id) : null;
+    if (!b) continue;
+    const left = view.x + b.x * view.k;
+    const top = view.y + b.y * view.k;
+    const touches =
+      left < width && top < height && left + b.width * view.k > 0 && top + b.height * view.k > 0;
+    if (touches) shown.push([Math.hypot(b.x + b.width / 2 - cx, b.y + b.height / 2 - cy), item]);
+  }
+  shown.sort((a, b) => a[0] - b[0]);
+  return shown.slice(0, PRELAYOUT_MAX).map(([, item]) => item.group.id);
 }
 
 /**
@@ -137,7 +169,8 @@ function layoutMemo() {
  * `update` returns the colour legend (format.js nodeColors; null without colouring). The
  * element carries, as `element.tkScene`, the last scene drawn, as `tkView` the view
  * transform ({k, x, y}), as `tkStats` the last layout's ELK runs and cache hits and as
- * `tkDrawMs` the last canvas frame's drawing time (for tests and tools).
+ * `tkDrawMs` the last canvas frame's drawing time, as `tkPrelayoutPending` how many folded
+ * groups on screen are still to be laid out open in idle time (for tests and tools).
  * @param {{onSelect?: (id: string) => void, onToggle: (id: string) => void,
  *   onCollapse?: (ids: string[]) => void}} handlers
  * @returns {{element: HTMLElement, update: (props: ViewProps) => {legend: object|null},
@@ -334,6 +367,29 @@ export function graphView({ onSelect, onToggle, onCollapse }) {
 
   // Place the view after a change: fit a new graph, keep a toggled group where it was,
   // pan to a node selected from outside.
+  // In idle time after each update, the folded groups on screen are laid out open (their
+  // interiors and ancestors land in the layout cache, and ELK's code gets warm), so that the
+  // click that opens one mostly reads the cache. A newer update drops the pending work.
+  let prelayoutRun = 0;
+  const prelayout = () => {
+    const run = ++prelayoutRun;
+    if (typeof requestIdleCallback !== "function" || !state) return;
+    const { props, tree, folded, layout } = state;
+    const { width, height } = size();
+    const queue = groupsToPrelayout(folded, layout.box, view, width, height);
+    element.tkPrelayoutPending = queue.length;
+    const step = (deadline) => {
+      if (run !== prelayoutRun) return;
+      while (queue.length && deadline.timeRemaining() > 0) {
+        const open = queue.shift();
+        const collapsed = (props.collapsed || []).filter((id) => id !== open && tree.groups.has(id));
+        foldAndLayout(props.graph, tree, collapsed, props);
+      }
+      element.tkPrelayoutPending = queue.length;
+      if (queue.length) requestIdleCallback(step);
+    };
+    requestIdleCallback(step);
+  };
   const position = () => {
     if (!state) return;
     const { width, height } = size();
@@ -392,6 +448,7 @@ export function graphView({ onSelect, onToggle, onCollapse }) {
       if (mode === "svg") paintSvg(viewport, scene, handlers);
       else viewport.replaceChildren();
       position();
+      prelayout();
       return { legend: scene.legend };
     },
     destroy() {

@@ -2,7 +2,7 @@ import assert from "node:assert/strict";
 import { test } from "node:test";
 
 import { GROUP_PREFIX, foldGraph, groupTree, searchMatches } from "../src/fold.js";
-import { boxInView, centreOn, fitTransform, hitTest } from "../src/graphview.js";
+import { boxInView, centreOn, fitTransform, groupsToPrelayout, hitTest } from "../src/graphview.js";
 import { layoutFolded } from "../src/layout.js";
 import { clip, paintSvg } from "../src/paint_svg.js";
 import {
@@ -237,4 +237,23 @@ test("paintSvg draws node groups, frames with headers, edges with arrowheads", (
 test("clip cuts long labels with an ellipsis", () => {
   assert.equal(clip("short", 132), "short");
   assert.equal(clip("a".repeat(40), 132), `${"a".repeat(19)}…`);
+});
+
+test("groupsToPrelayout lists the folded groups on screen, nearest the centre first", () => {
+  const group = (id) => ({ id: `group:${id}`, type: "group", open: false, group: { id } });
+  const items = new Map(
+    [group("a"), group("b"), group("c"), { id: "n", type: "node" }].map((i) => [i.id, i]),
+  );
+  items.set("group:open", { id: "group:open", type: "group", open: true, group: { id: "open" } });
+  const boxes = new Map([
+    ["group:a", { x: 0, y: 0, width: 100, height: 40 }], // at the view's top-left corner
+    ["group:b", { x: 450, y: 280, width: 100, height: 40 }], // at its centre
+    ["group:c", { x: 2000, y: 0, width: 100, height: 40 }], // off screen
+    ["group:open", { x: 400, y: 300, width: 100, height: 40 }],
+    ["n", { x: 500, y: 300, width: 100, height: 40 }],
+  ]);
+  const view = { k: 1, x: 0, y: 0 };
+  assert.deepEqual(groupsToPrelayout({ items }, boxes, view, 1000, 600), ["b", "a"]);
+  const zoomedOut = { k: 0.25, x: 0, y: 0 }; // c at x = 500 on screen now, nearest the centre
+  assert.deepEqual(groupsToPrelayout({ items }, boxes, zoomedOut, 1000, 600), ["c", "b", "a"]);
 });
