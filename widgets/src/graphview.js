@@ -452,6 +452,7 @@ export function graphView({ onSelect, onToggle, onCollapse }) {
       return { legend: scene.legend };
     },
     destroy() {
+      prelayoutRun += 1; // drops the idle work still pending
       if (observer) observer.disconnect();
       if (frame) cancelAnimationFrame(frame);
       element.removeEventListener("wheel", onWheel);
