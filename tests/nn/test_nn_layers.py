@@ -137,6 +137,7 @@ def test_layer_group_rms_norm_modules():
         nn.LayerNorm(3, elementwise_affine=False),
         torch.nn.LayerNorm(3, elementwise_affine=False),
         x,
+        atol=1e-5,
     )
     compare_modules(nn.GroupNorm(2, 4), torch.nn.GroupNorm(2, 4), x, atol=1e-5)
     compare_modules(
@@ -242,7 +243,10 @@ def test_activation_modules(name, kwargs):
     torch = _torch()
     mine, theirs = getattr(nn, name)(**kwargs), getattr(torch.nn, name)(**kwargs)
     assert repr(mine) == repr(theirs)
-    compare_modules(mine, theirs, _f32(3, 4) * 3)
+    # The tanh GELU's float32 gradient loses about 1.2e-6 to cancellation in its tail, in
+    # torch as in ours (each against float64), so the two may differ by twice that.
+    atol = 3e-6 if name == "GELU" else 1e-6
+    compare_modules(mine, theirs, _f32(3, 4) * 3, atol=atol)
 
 
 def test_inplace_relu_module_changes_its_input():
