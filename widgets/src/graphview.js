@@ -134,17 +134,39 @@ function foldAndLayout(graph, tree, collapsed, props) {
   return { folded, layout: layoutFolded(folded, { direction: props.direction || "forward" }) };
 }
 
+/**
+ * The folded group of the forward pass (else of the first band with one) holding the most
+ * nodes, or null: laid out open as a new graph is first drawn, so that ELK's code is warm
+ * and the costliest group to open, with every group of its shape, is in the layout cache
+ * before the first click, idle time or not.
+ * @param {ReturnType<typeof foldGraph>} folded
+ * @returns {string|null} its group id
+ */
+export function largestFolded(folded) {
+  let best = null;
+  for (const item of folded.items.values()) {
+    if (item.type !== "group" || item.open) continue;
+    if (!best || item.band < best.band || (item.band === best.band && item.count > best.count)) {
+      best = item;
+    }
+  }
+  return best && best.group.id;
+}
+
 /** How many folded groups on screen are laid out open ahead of a click, per update. */
 export const PRELAYOUT_MAX = 48;
 
 /**
- * The folded groups whose boxes touch the view (width x height at transform `view`), nearest
- * the view's centre first, at most PRELAYOUT_MAX: the ones a click can open next.
+ * The folded groups a click can open next, at most PRELAYOUT_MAX: first those inside a group
+ * in `opened` (just opened: the user looks there next, on screen or after a pan), then those
+ * whose boxes touch the view (width x height at transform `view`); each part nearest the
+ * view's centre first.
  * @param {ReturnType<typeof foldGraph>} folded
  * @param {Map<string, {x: number, y: number, width: number, height: number}>} boxes
+ * @param {Set<string>} [opened] item ids of the groups just opened
  * @returns {string[]} their group ids
  */
-export function groupsToPrelayout(folded, boxes, view, width, height) {
+export function groupsToPrelayout(folded, boxes, view, width, height, opened = new Set()) {
   const cx = (width / 2 - view.x) / view.k;
   const cy = (height / 2 - view.y) / view.k;
   const shown = [];
@@ -155,10 +177,21 @@ export function groupsToPrelayout(folded, boxes, view, width, height) {
     const top = view.y + b.y * view.k;
     const touches =
       left < width && top < height && left + b.width * view.k > 0 && top + b.height * view.k > 0;
-    if (touches) shown.push([Math.hypot(b.x + b.width / 2 - cx, b.y + b.height / 2 - cy), item]);
+    const inside = insideAny(folded, item, opened);
+    if (!touches && !inside) continue;
+    const distance = Math.hypot(b.x + b.width / 2 - cx, b.y + b.height / 2 - cy);
+    shown.push([inside ? 0 : 1, distance, item]);
   }
-  shown.sort((a, b) => a[0] - b[0]);
-  return shown.slice(0, PRELAYOUT_MAX).map(([, item]) => item.group.id);
+  shown.sort((a, b) => a[0] - b[0] || a[1] - b[1]);
+  return shown.slice(0, PRELAYOUT_MAX).map(([, , item]) => item.group.id);
+}
+
+/** Whether `item` lies inside one of the groups whose item ids are in `groups`. */
+function insideAny(folded, item, groups) {
+  for (let id = item.parent; groups.size && folded.items.has(id); id = folded.items.get(id).parent) {
+    if (groups.has(id)) return true;
+  }
+  return false;
 }
 
 /**
@@ -196,13 +229,18 @@ export function graphView({ onSelect, onToggle, onCollapse }) {
   const painter = canvasPainter(canvas, element);
   const memo = layoutMemo();
   const view = { k: 1, x: MARGIN, y: MARGIN };
-  let state = null; // {props, tree, folded, layout, scene, mode, key}
+  let state = null; // {props, tree, folded, layout, collapsed, scene, mode, key}
   let fittedGraph = null;
   let anchor = null; // {id, sx, sy}: keep this item's box at screen point (sx, sy)
   let reveal = ""; // a node selected from outside, to pan to once it shows
   let frame = 0;
 
-  const size = () => ({ width: element.clientWidth, height: element.clientHeight });
+  // Sizes as the ResizeObserver last reported them: reading clientWidth right after a redraw
+  // would make the browser lay the new boxes out at once, twice per update (20 ms on a big
+  // graph). Without a report yet (or without ResizeObserver), the element is measured.
+  const reported = new Map();
+  const measure = (el) => reported.get(el) || { width: el.clientWidth, height: el.clientHeight };
+  const size = () => measure(element);
   const apply = () => {
     if (!state) return;
     if (state.mode === "svg") {
@@ -333,17 +371,19 @@ export function graphView({ onSelect, onToggle, onCollapse }) {
   let minimapImage = null;
   const minimapTransform = () => {
     const b = state.scene.bounds;
-    const scale = Math.min(minimap.clientWidth / Math.max(1, b.width), minimap.clientHeight / Math.max(1, b.height));
-    return { scale, x0: (minimap.clientWidth - b.width * scale) / 2, y0: (minimap.clientHeight - b.height * scale) / 2 };
+    const { width, height } = measure(minimap);
+    const scale = Math.min(width / Math.max(1, b.width), height / Math.max(1, b.height));
+    return { scale, x0: (width - b.width * scale) / 2, y0: (height - b.height * scale) / 2 };
   };
   function drawMinimap() {
     const { width, height } = size();
     const bounds = state.scene.bounds;
     minimap.hidden = !width || (bounds.width * view.k <= width && bounds.height * view.k <= height);
-    if (minimap.hidden || !minimap.clientWidth) return;
+    const shown = measure(minimap);
+    if (minimap.hidden || !shown.width) return;
     const ctx = minimap.getContext("2d");
-    if (minimap.width !== minimap.clientWidth) minimap.width = minimap.clientWidth;
-    if (minimap.height !== minimap.clientHeight) minimap.height = minimap.clientHeight;
+    if (minimap.width !== shown.width) minimap.width = shown.width;
+    if (minimap.height !== shown.height) minimap.height = shown.height;
     const { scale, x0, y0 } = minimapTransform();
     if (!minimapImage || minimapImage.scene !== state.scene) {
       const image = document.createElement("canvas");
@@ -371,12 +411,12 @@ export function graphView({ onSelect, onToggle, onCollapse }) {
   // interiors and ancestors land in the layout cache, and ELK's code gets warm), so that the
   // click that opens one mostly reads the cache. A newer update drops the pending work.
   let prelayoutRun = 0;
-  const prelayout = () => {
+  const prelayout = (opened) => {
     const run = ++prelayoutRun;
     if (typeof requestIdleCallback !== "function" || !state) return;
     const { props, tree, folded, layout } = state;
     const { width, height } = size();
-    const queue = groupsToPrelayout(folded, layout.box, view, width, height);
+    const queue = groupsToPrelayout(folded, layout.box, view, width, height, opened);
     element.tkPrelayoutPending = queue.length;
     const step = (deadline) => {
       if (run !== prelayoutRun) return;
@@ -412,8 +452,17 @@ export function graphView({ onSelect, onToggle, onCollapse }) {
     }
     apply();
   };
-  const observer = typeof ResizeObserver === "undefined" ? null : new ResizeObserver(position);
-  if (observer) observer.observe(element);
+  const resized = (entries) => {
+    for (const { target } of entries) {
+      reported.set(target, { width: target.clientWidth, height: target.clientHeight });
+    }
+    position();
+  };
+  const observer = typeof ResizeObserver === "undefined" ? null : new ResizeObserver(resized);
+  if (observer) {
+    observer.observe(element);
+    observer.observe(minimap);
+  }
 
   return {
     element,
@@ -424,7 +473,7 @@ export function graphView({ onSelect, onToggle, onCollapse }) {
         return { legend: null };
       }
       const previous = state;
-      const { tree, folded, layout, key } = memo(props);
+      const { tree, folded, layout, collapsed, key } = memo(props);
       if (props.selected && (!previous || previous.props.selected !== props.selected)) {
         reveal = props.selected;
         const node = props.graph.nodes.find((n) => n.id === props.selected);
@@ -438,7 +487,7 @@ export function graphView({ onSelect, onToggle, onCollapse }) {
       const matches = searchMatches(props.graph, tree, folded, props.query);
       const scene = buildScene(folded, layout, props, matches);
       const mode = scene.nodes.length > SVG_MAX_NODES ? "canvas" : "svg";
-      state = { props, tree, folded, layout, scene, mode, key };
+      state = { props, tree, folded, layout, collapsed, scene, mode, key };
       element.dataset.renderer = mode;
       element.tkScene = scene;
       element.tkStats = layout.stats;
@@ -448,7 +497,11 @@ export function graphView({ onSelect, onToggle, onCollapse }) {
       if (mode === "svg") paintSvg(viewport, scene, handlers);
       else viewport.replaceChildren();
       position();
-      prelayout();
+      const largest = previous && previous.props.graph === props.graph ? null : largestFolded(folded);
+      if (largest) foldAndLayout(props.graph, tree, collapsed.filter((id) => id !== largest), props);
+      const before = new Set(previous ? previous.collapsed : []);
+      const now = new Set(collapsed);
+      prelayout(new Set([...before].filter((id) => !now.has(id) && tree.groups.has(id)).map((id) => tree.groups.get(id).item)));
       return { legend: scene.legend };
     },
     destroy() {

@@ -2,7 +2,14 @@ import assert from "node:assert/strict";
 import { test } from "node:test";
 
 import { GROUP_PREFIX, foldGraph, groupTree, searchMatches } from "../src/fold.js";
-import { boxInView, centreOn, fitTransform, groupsToPrelayout, hitTest } from "../src/graphview.js";
+import {
+  boxInView,
+  centreOn,
+  fitTransform,
+  groupsToPrelayout,
+  hitTest,
+  largestFolded,
+} from "../src/graphview.js";
 import { layoutFolded } from "../src/layout.js";
 import { clip, paintSvg } from "../src/paint_svg.js";
 import {
@@ -256,4 +263,46 @@ test("groupsToPrelayout lists the folded groups on screen, nearest the centre fi
   assert.deepEqual(groupsToPrelayout({ items }, boxes, view, 1000, 600), ["b", "a"]);
   const zoomedOut = { k: 0.25, x: 0, y: 0 }; // c at x = 500 on screen now, nearest the centre
   assert.deepEqual(groupsToPrelayout({ items }, boxes, zoomedOut, 1000, 600), ["c", "b", "a"]);
+});
+
+test("groupsToPrelayout puts the groups inside the one just opened first, even off screen", () => {
+  const item = (id, parent, open = false) => ({ id: `group:${id}`, type: "group", open, parent, group: { id } });
+  const items = new Map(
+    [
+      item("block", "band:0", true),
+      item("inner", "group:block"), // off screen, inside the block just opened
+      item("near", "band:0"), // at the view's centre
+      item("far", "band:0"), // off screen, elsewhere
+    ].map((i) => [i.id, i]),
+  );
+  const boxes = new Map([
+    ["group:block", { x: 0, y: 0, width: 3000, height: 2000 }],
+    ["group:inner", { x: 0, y: 1500, width: 100, height: 40 }],
+    ["group:near", { x: 450, y: 280, width: 100, height: 40 }],
+    ["group:far", { x: 5000, y: 0, width: 100, height: 40 }],
+  ]);
+  const view = { k: 1, x: 0, y: 0 };
+  assert.deepEqual(groupsToPrelayout({ items }, boxes, view, 1000, 600), ["near"]);
+  const opened = new Set(["group:block"]);
+  assert.deepEqual(groupsToPrelayout({ items }, boxes, view, 1000, 600, opened), ["inner", "near"]);
+});
+
+test("largestFolded picks the forward pass's folded group with the most nodes", () => {
+  const item = (id, band, count, open = false) => [
+    `group:${id}`,
+    { id: `group:${id}`, type: "group", open, band, count, group: { id } },
+  ];
+  const items = new Map([
+    item("small", 0, 3),
+    item("big", 0, 30),
+    item("openBig", 0, 90, true),
+    item("gradient", 1, 300),
+    ["n", { id: "n", type: "node", band: 0 }],
+  ]);
+  assert.equal(largestFolded({ items }), "big");
+  items.delete("group:big");
+  items.delete("group:small");
+  assert.equal(largestFolded({ items }), "gradient"); // no folded group left in band 0
+  items.delete("group:gradient");
+  assert.equal(largestFolded({ items }), null);
 });
