@@ -72,7 +72,7 @@ export function buildScene(folded, layout, props, matches) {
     const to = box.get(e.target);
     if (e.level === null) {
       if (!drawAll && !focus.has(e.source) && !focus.has(e.target)) continue;
-      edges.push({ ...ends(e), d: verticalCurve(from, to), classes: ["tk-edge", "tk-edge-cross"] });
+      edges.push(edge(e, verticalCurve(from, to), null, ["tk-edge", "tk-edge-cross"]));
       continue;
     }
     const band = folded.items.get(e.source).band;
@@ -80,15 +80,11 @@ export function buildScene(folded, layout, props, matches) {
     const side = sideCurve(from, to, rightToLeft(band), slot, arity.get(e.target) || 1);
     const route = layout.route ? layout.route(e.level, e.from, e.to) : null;
     const d = route ? routedPath(side, route, e.source === e.from, e.target === e.to) : side;
-    edges.push({ ...ends(e), d, arrow: arrowHead(d, backward), classes: ["tk-edge"] });
+    edges.push(edge(e, d, arrowHead(d, backward), ["tk-edge"]));
   }
   const links = folded.links
     .filter((l) => drawAll || focus.has(l.source) || focus.has(l.target))
-    .map((l) => ({
-      ...ends(l),
-      d: verticalCurve(box.get(l.source), box.get(l.target)),
-      classes: ["tk-link"],
-    }));
+    .map((l) => edge(l, verticalCurve(box.get(l.source), box.get(l.target)), null, ["tk-link"]));
   const texts = [
     ...layout.bands.slice(1).map((band) => ({
       x: band.x,
@@ -102,8 +98,11 @@ export function buildScene(folded, layout, props, matches) {
   return { frames, nodes, edges, links, texts, bounds, legend };
 }
 
-function ends(e) {
-  return { source: e.source, target: e.target, position: e.position || 0 };
+/** A scene edge or link: its ends, path, arrowhead (edges within a band) and classes. */
+function edge(e, d, arrow, classes) {
+  const drawn = { source: e.source, target: e.target, position: e.position || 0, d, classes };
+  if (arrow) drawn.arrow = arrow;
+  return drawn;
 }
 
 /** A node's or folded group's box with its text and classes. */
@@ -119,7 +118,10 @@ function nodeBox(item, b, props, colors, matches, focus) {
     return {
       id: item.id,
       group: item.group.id,
-      ...b,
+      x: b.x,
+      y: b.y,
+      width: b.width,
+      height: b.height,
       label: item.group.label,
       sub: found === null ? count : `${found} of ${item.count} match`,
       source: item,
@@ -133,11 +135,14 @@ function nodeBox(item, b, props, colors, matches, focus) {
   if (node.id === props.selected) classes.push("tk-selected");
   if (node.id === props.current) classes.push("tk-current");
   if (matches) classes.push(matches.nodes.has(node.id) ? "tk-match" : "tk-dim");
-  classes.push(...(marks[node.id] || []));
+  for (const mark of marks[node.id] || []) classes.push(mark);
   return {
     id: node.id,
     group: null,
-    ...b,
+    x: b.x,
+    y: b.y,
+    width: b.width,
+    height: b.height,
     label: node.label || nodeLabel(node),
     sub: nodeShapes(node),
     source: item,
