@@ -8,10 +8,10 @@ from __future__ import annotations
 
 from typing import Any
 
-from . import linalg as _la
-from .ops._apply import SAVE_INPUTS, OpDef, apply
-from .ops.shape import cat, narrow
-from .tensor import Tensor
+from .. import linalg as _la
+from ..ops._apply import SAVE_INPUTS, OpDef, apply
+from ..ops.shape import cat, narrow
+from ..tensor import Tensor
 
 _PADE_13 = (
     64764752532480000.0,

@@ -14,14 +14,14 @@ import math
 from collections import namedtuple
 from typing import Any
 
-from . import linalg as _la
-from ._dtype import int32
-from .ops._apply import SAVE_OUTPUT, OpDef, apply
-from .ops.binary import where
-from .ops.creation import eye, zeros
-from .ops.matmul import matmul
-from .ops.shape import cat, narrow, tril, triu
-from .tensor import Tensor
+from .. import linalg as _la
+from .._dtype import int32
+from ..ops._apply import SAVE_OUTPUT, OpDef, apply
+from ..ops.binary import where
+from ..ops.creation import eye, zeros
+from ..ops.matmul import matmul
+from ..ops.shape import cat, narrow, tril, triu
+from ..tensor import Tensor
 
 LUFactorResult = namedtuple("linalg_lu_factor", ["LU", "pivots"])
 LUFactorExResult = namedtuple("linalg_lu_factor_ex", ["LU", "pivots", "info"])

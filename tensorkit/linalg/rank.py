@@ -9,16 +9,16 @@ import math
 from collections import namedtuple
 from typing import Any
 
-from . import linalg as _la
-from ._dtype import int64
-from ._linalg_lu import inv_ex
-from .ops._apply import OpDef, apply
-from .ops.binary import where
-from .ops.creation import zeros
-from .ops.matmul import matmul
-from .ops.reduction import sum as reduce_sum
-from .ops.unary import abs as absolute
-from .tensor import Tensor
+from .. import linalg as _la
+from .._dtype import int64
+from ..ops._apply import OpDef, apply
+from ..ops.binary import where
+from ..ops.creation import zeros
+from ..ops.matmul import matmul
+from ..ops.reduction import sum as reduce_sum
+from ..ops.unary import abs as absolute
+from ..tensor import Tensor
+from .lu import inv_ex
 
 LstsqResult = namedtuple("linalg_lstsq", ["solution", "residuals", "rank", "singular_values"])
 _DRIVERS = ("gels", "gelsy", "gelsd", "gelss")

@@ -25,13 +25,13 @@ from typing import Any
 
 from numpy.linalg import LinAlgError as _LapackError
 
-from .ops._apply import SAVE_BOTH, SAVE_OUTPUT, OpDef, apply
-from .ops.binary import where
-from .ops.creation import eye
-from .ops.matmul import matmul
-from .ops.reduction import amax, amin, expand_reduced, reduce_dims
-from .ops.reduction import sum as reduce_sum
-from .ops.shape import (
+from ..ops._apply import SAVE_BOTH, SAVE_OUTPUT, OpDef, apply
+from ..ops.binary import where
+from ..ops.creation import eye
+from ..ops.matmul import matmul
+from ..ops.reduction import amax, amin, expand_reduced, reduce_dims
+from ..ops.reduction import sum as reduce_sum
+from ..ops.shape import (
     broadcast_shapes,
     broadcast_tensors,
     cat,
@@ -43,10 +43,10 @@ from .ops.shape import (
     tril,
     triu,
 )
-from .ops.shape import diagonal as _diagonal
-from .ops.unary import abs as absolute
-from .ops.unary import sign
-from .tensor import Tensor, normalize_dim
+from ..ops.shape import diagonal as _diagonal
+from ..ops.unary import abs as absolute
+from ..ops.unary import sign
+from ..tensor import Tensor, normalize_dim
 
 __all__ = [
     "LinAlgError",
@@ -922,8 +922,8 @@ def diagonal(A: Tensor, *, offset: int = 0, dim1: int = -2, dim2: int = -1) -> T
 
 
 # The functions built on the ones above live in modules of their own (they import this one).
-from ._linalg_eig import eig, eigvals  # noqa: E402
-from ._linalg_exp import matrix_exp  # noqa: E402
-from ._linalg_lu import cholesky_ex, inv_ex, lu, lu_factor, lu_factor_ex, lu_solve, solve_ex  # noqa: E402
-from ._linalg_rank import cond, lstsq, matrix_rank  # noqa: E402
-from ._linalg_tensor import householder_product, tensorinv, tensorsolve, vander  # noqa: E402
+from .compositions import householder_product, tensorinv, tensorsolve, vander  # noqa: E402
+from .eig import eig, eigvals  # noqa: E402
+from .exp import matrix_exp  # noqa: E402
+from .lu import cholesky_ex, inv_ex, lu, lu_factor, lu_factor_ex, lu_solve, solve_ex  # noqa: E402
+from .rank import cond, lstsq, matrix_rank  # noqa: E402

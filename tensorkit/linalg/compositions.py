@@ -8,12 +8,12 @@ from __future__ import annotations
 import math
 from typing import Any
 
-from . import linalg as _la
-from .ops.creation import eye, ones
-from .ops.matmul import matmul
-from .ops.reduction import cumprod
-from .ops.shape import cat, expand, movedim, narrow, triu
-from .tensor import Tensor, normalize_dim
+from .. import linalg as _la
+from ..ops.creation import eye, ones
+from ..ops.matmul import matmul
+from ..ops.reduction import cumprod
+from ..ops.shape import cat, expand, movedim, narrow, triu
+from ..tensor import Tensor, normalize_dim
 
 
 def tensorinv(A: Tensor, ind: int = 2) -> Tensor:

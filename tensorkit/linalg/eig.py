@@ -9,14 +9,14 @@ from __future__ import annotations
 from collections import namedtuple
 from typing import Any
 
-from . import linalg as _la
-from .ops._apply import SAVE_OUTPUT, OpDef, apply
-from .ops.complex import complex as make_complex
-from .ops.complex import conj, imag, real
-from .ops.matmul import matmul
-from .ops.shape import cat, diag_embed, narrow
-from .ops.shape import diagonal as _diagonal
-from .tensor import Tensor
+from .. import linalg as _la
+from ..ops._apply import SAVE_OUTPUT, OpDef, apply
+from ..ops.complex import complex as make_complex
+from ..ops.complex import conj, imag, real
+from ..ops.matmul import matmul
+from ..ops.shape import cat, diag_embed, narrow
+from ..ops.shape import diagonal as _diagonal
+from ..tensor import Tensor
 
 EigResult = namedtuple("linalg_eig", ["eigenvalues", "eigenvectors"])
 
