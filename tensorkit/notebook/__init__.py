@@ -9,7 +9,8 @@ ipywidgets. They are imported lazily, so this package works without them.
 from .. import _notebook_hooks
 from .check import check_graph, check_node
 from .graph_model import build_graph, to_text
-from .recording import Recording, RecordingError, open_recording, save_tape, to_html
+from .recording import Recording, RecordingError, open_recording, save_tape
+from .recording_html import to_html
 from .replay import PassRecorder
 from .stepper import BackwardStepper
 
