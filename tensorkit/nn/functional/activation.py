@@ -240,7 +240,8 @@ def softmin(
     input: Tensor, dim: int | None = None, _stacklevel: int = 3, dtype: object = None
 ) -> Tensor:
     reject_complex(input._data.dtype, "softmax_lastdim_kernel_impl")
-    return softmax_op.softmax(-input, _dim("softmin", input, dim), dtype)
+    dim = _dim("softmin", input, dim)
+    return softmax_op.softmax(-(input if dtype is None else input.to(dtype)), dim)
 
 
 def tanh(input: Tensor) -> Tensor:
