@@ -135,7 +135,6 @@ from .ops.reduction import (
     diff,
     dist,
     histc,
-    log_softmax,
     logcumsumexp,
     logsumexp,
     max,  # noqa: A004
@@ -150,7 +149,6 @@ from .ops.reduction import (
     prod,
     quantile,
     renorm,
-    softmax,
     std,
     std_mean,
     sum,  # noqa: A004
@@ -159,6 +157,7 @@ from .ops.reduction import (
     var_mean,
 )
 from .ops.shape import *  # noqa: F403
+from .ops.softmax import log_softmax, softmax
 from .ops.special import (
     digamma,
     erfinv,

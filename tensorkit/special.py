@@ -19,7 +19,8 @@ Integer and bool inputs compute in the default float dtype. ``out=`` is not supp
 from __future__ import annotations
 
 from .ops.binary import xlogy
-from .ops.reduction import log_softmax, logsumexp, softmax
+from .ops.reduction import logsumexp
+from .ops.softmax import log_softmax, softmax
 from .ops.special import (
     bessel_j0,
     bessel_j1,

@@ -63,6 +63,7 @@ class Tensor:
     _leaf_hooks: dict | None = None
     _post_accumulate_hooks: dict | None = None
     _is_inference = False
+    _is_parameter = False  # True on nn.Parameter: the core tells one without importing nn
     # NumPy defers ``np.float64(2.0) * t`` to ``t.__rmul__`` (a Tensor, as in PyTorch).
     __array_priority__ = 1000
 

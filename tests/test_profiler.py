@@ -11,8 +11,8 @@ import pytest
 import tensorkit as tk
 import tensorkit.memory as tkmem
 import tensorkit.profiler as profiler
+from tensorkit._numbers import bytes_text
 from tensorkit.autograd import Tape
-from tensorkit.notebook.numbers import bytes_text
 
 FORWARD = [
     "permute", "matmul", "add", "relu", "permute", "matmul", "add",

@@ -24,7 +24,7 @@ from test_profiler import BACKWARD, FORWARD, run_step, small_model
 
 import tensorkit as tk
 import tensorkit.profiler as profiler
-from tensorkit.notebook.numbers import bytes_text
+from tensorkit._numbers import bytes_text
 from tensorkit.profiler.report import format_time
 
 GAP_MS = 10.0  # the fake GPU clock: op i starts at GAP_MS * i ...

@@ -11,7 +11,7 @@ import pytest
 
 import tensorkit as tk
 import tensorkit.profiler as profiler
-from tensorkit.notebook.numbers import bytes_text, bytes_unit, number_text, time_unit
+from tensorkit._numbers import bytes_text, bytes_unit, number_text, time_unit
 
 pytest.importorskip("matplotlib")
 

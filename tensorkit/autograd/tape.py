@@ -27,7 +27,7 @@ from dataclasses import dataclass, field
 from types import FrameType
 from typing import Any
 
-from .. import _state
+from .. import _notebook_hooks, _state
 from .._callsite import display_site, source_names, user_frame
 from .._ranges import scope_calls as _scope_calls
 from .._ranges import scopes as _scopes
@@ -239,12 +239,10 @@ class Tape:
         root = _modules[0] if _modules else None
         if root is None:
             return {}
-        from ..nn.parameter import Parameter  # loaded: a module is running
-
         cached = self._member_names.get(id(root))
         names = cached[1] if cached is not None and cached[0]() is root else None
         if names is None or any(
-            key not in names and isinstance(t, Parameter) for t in tensors if (key := id(t)) in new
+            key not in names and t._is_parameter for t in tensors if (key := id(t)) in new
         ):
             segment = _state.module_path[0]
             prefix = "" if segment == type(root).__name__ else segment + "."
@@ -277,9 +275,7 @@ class Tape:
         self._pass = None
         leaves: list[dict] = []
         if self._described < self.step_details:
-            from ..notebook.replay import PassRecorder
-
-            self._pass = PassRecorder(root)
+            self._pass = _notebook_hooks.lookup("tape.pass_recorder")(root)
             leaves = self._pass.leaves  # grows if the pass reaches other roots' graphs
         self.backward_passes.append({"leaves": leaves})
 
@@ -368,21 +364,15 @@ class Tape:
 
     def show(self, **kwargs: Any) -> Any:
         """A graph widget of this tape: ``tensorkit.notebook.show(self, **kwargs)``."""
-        from ..notebook import show
-
-        return show(self, **kwargs)
+        return _notebook_hooks.lookup("tape.show")(self, **kwargs)
 
     def save(self, path: str) -> Any:
         """Write this tape as one shareable JSON recording (``tk.notebook.open`` shows it)."""
-        from ..notebook.recording import save_tape
-
-        return save_tape(self, path)
+        return _notebook_hooks.lookup("tape.save")(self, path)
 
     def to_html(self, path: str) -> Any:
         """Write a standalone HTML page of this tape's graph and entries (no kernel needed)."""
-        from ..notebook.recording import to_html
-
-        return to_html(self, path)
+        return _notebook_hooks.lookup("tape.to_html")(self, path)
 
     def to_text(self) -> str:
         """One line per op: index, phase, name, shapes, module path and call site (as

@@ -17,6 +17,8 @@ class Parameter(Tensor):
     It shares storage (and version counter) with ``data`` and requires grad by default.
     """
 
+    _is_parameter = True
+
     def __new__(cls, data: Tensor | None = None, requires_grad: bool = True) -> Parameter:
         if data is None:
             data = empty(0)

@@ -6,9 +6,12 @@ Each view is a data model built here plus a thin front end: the widget modules
 ipywidgets. They are imported lazily, so this package works without them.
 """
 
+from .. import _notebook_hooks
 from .check import check_graph, check_node
 from .graph_model import build_graph, to_text
-from .recording import Recording, RecordingError, open_recording, to_html
+from .recording import Recording, RecordingError, open_recording, save_tape
+from .recording_html import to_html
+from .replay import PassRecorder
 from .stepper import BackwardStepper
 
 __all__ = [
@@ -62,3 +65,18 @@ def unload_ipython_extension(ipython: object) -> None:
     from .magics import unload_ipython_extension as _unload
 
     _unload(ipython)
+
+
+def _show_profile(profile, **kwargs):
+    from .profile_widget import show_profile
+
+    return show_profile(profile, **kwargs)
+
+
+# The core's Tape and profiler call these through tensorkit._notebook_hooks (it never imports
+# this package itself).
+_notebook_hooks.register("tape.show", show)
+_notebook_hooks.register("tape.save", save_tape)
+_notebook_hooks.register("tape.to_html", to_html)
+_notebook_hooks.register("tape.pass_recorder", PassRecorder)
+_notebook_hooks.register("profile.show", _show_profile)

@@ -13,7 +13,6 @@ checks those fields of a recording read from disk.
 from __future__ import annotations
 
 import contextlib
-import html
 from collections.abc import Callable, Iterator
 from typing import Any
 
@@ -25,7 +24,7 @@ from .layout import layer_bands
 from .values import tensor_payload
 from .walk import backward_nodes, node_ids
 
-__all__ = ["PassRecorder", "replay_passes", "steps_table", "validate_replay"]
+__all__ = ["PassRecorder", "replay_passes", "validate_replay"]
 
 
 class PassRecorder:
@@ -200,32 +199,6 @@ def _graph_node(
 
 def _shape(payload: dict | None) -> list | None:
     return None if payload is None else payload["shape"]
-
-
-def steps_table(model: dict) -> str:
-    """One pass's steps as a static HTML table: step, node, rule, gradient shapes and targets."""
-    rows = ["<tr><th>step</th><th>node</th><th>rule</th><th>incoming</th><th>produced</th></tr>"]
-    for number, step in enumerate(model["steps"], 1):
-        incoming = ", ".join(_shape_text(g) for g in step["grads_in"])
-        produced = ", ".join(
-            f"{_shape_text(g['grad'])} \u2192 {g['to'] or 'none'}" for g in step["grads_out"]
-        )
-        rule = step.get("rule") or {}
-        cells = [
-            str(number),
-            f"{step['node']['id']}: {step['node']['name']}",
-            rule.get("function") or rule.get("op") or "",
-            incoming,
-            produced or "into .grad",
-        ]
-        rows.append("<tr>" + "".join(f"<td>{html.escape(c)}</td>" for c in cells) + "</tr>")
-    return '<table class="tk-replay-steps">\n' + "\n".join(rows) + "\n</table>"
-
-
-def _shape_text(payload: dict | None) -> str:
-    if payload is None:
-        return "none"
-    return "x".join(map(str, payload["shape"])) or "scalar"
 
 
 # ------------------------------------------------------------------------------ validation

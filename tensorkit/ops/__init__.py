@@ -19,6 +19,7 @@ from . import (
     matmul,
     reduction,
     shape,
+    softmax,
     special,
     unary,
 )
@@ -46,7 +47,7 @@ _METHODS_BY_MODULE = {
         "sum mean nansum nanmean prod amax amin argmax argmin max min aminmax var std "
         "logsumexp cumsum cumprod all any count_nonzero median nanmedian mode cummax cummin "
         "logcumsumexp trace diff"
-        " softmax log_softmax dist sum_to_size cov corrcoef"
+        " dist sum_to_size cov corrcoef"
         " histc bincount renorm quantile nanquantile"
     ),
     shape: (
@@ -69,6 +70,7 @@ _METHODS_BY_MODULE = {
         " inner addr slogdet logdet cholesky pinverse matrix_power matrix_exp svd qr"
         " cholesky_solve cholesky_inverse lu_solve"
     ),
+    softmax: "softmax log_softmax",
     complex_ops: "conj angle",
     conversion: "clone contiguous type_as",
     special: "lgamma digamma mvlgamma erfinv i0 igamma igammac",

@@ -932,21 +932,7 @@ def count_nonzero(input: Tensor, dim: Any = None) -> Tensor:
     return apply(_COUNT_NONZERO, input, axis=_axis(dims))
 
 
-# ------------------------------------------------------------------ statistics, softmax
-def softmax(input: Tensor, dim: int, dtype: Any = None) -> Tensor:
-    """``tk.nn.functional.softmax`` along ``dim``."""
-    from ..nn.functional import softmax as functional_softmax
-
-    return functional_softmax(input, dim, dtype=dtype)
-
-
-def log_softmax(input: Tensor, dim: int, dtype: Any = None) -> Tensor:
-    """``tk.nn.functional.log_softmax`` along ``dim``."""
-    from ..nn.functional import log_softmax as functional_log_softmax
-
-    return functional_log_softmax(input, dim, dtype=dtype)
-
-
+# ------------------------------------------------------------------ statistics
 def dist(input: Tensor, other: Tensor, p: float = 2) -> Tensor:
     """The ``p``-norm of ``input - other``."""
     from ..linalg import vector_norm

@@ -1,7 +1,7 @@
 """matplotlib figures of a profile (imported lazily; figures are built without pyplot, so
 they render with the Agg canvas and leave no global state behind).
 
-Numbers read as in the notebook views (``tensorkit.notebook.numbers``: 3 significant digits,
+Numbers read as in the notebook views (``tensorkit._numbers``: 3 significant digits,
 ns/µs/ms/s, B/KiB/MiB/GiB). Legends sit outside the axes, so they never cover a bar, a line or
 the peak's label; the layout is constrained, so every label lies inside the figure.
 """
@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from ..notebook.numbers import bytes_text, bytes_unit, number_text, time_unit
+from .._numbers import bytes_text, bytes_unit, number_text, time_unit
 
 PHASES = ("forward", "backward", "optimizer")
 COLORS = {"forward": "tab:blue", "backward": "tab:orange", "optimizer": "tab:green"}

@@ -12,7 +12,7 @@ import contextlib
 import time
 from typing import Any
 
-from .. import _state, memory
+from .. import _notebook_hooks, _state, memory
 from .._backend import cpu, cuda_in_use, cupy_module
 from .._ranges import close_scope, open_scope, phase_in_scope
 from .._ranges import profilers as _active
@@ -427,9 +427,7 @@ class profile:  # noqa: N801 (PyTorch's name)
     def show(self, **kwargs: Any) -> Any:
         """The profile view widget (needs anywidget); see
         :func:`tensorkit.notebook.profile_widget.show_profile`."""
-        from ..notebook.profile_widget import show_profile
-
-        return show_profile(self, **kwargs)
+        return _notebook_hooks.lookup("profile.show")(self, **kwargs)
 
     def plot_memory_timeline(self) -> Any:
         """Bytes alive after each op per device (and a CUDA allocator's reserved bytes), the

@@ -93,7 +93,7 @@ def save(obj: Any, f: FileLike, pickle_module: Any = None, pickle_protocol: int 
             "device": str(tensor.device),
             "requires_grad": tensor.requires_grad,
             "complex": tensor.is_complex(),
-            **({"parameter": True} if _is_parameter(tensor) else {}),
+            **({"parameter": True} if tensor._is_parameter else {}),
         }
         for name, tensor in tensors.items()
     }
@@ -304,12 +304,6 @@ def _tensor(raw: np.ndarray, entry: Entry, info: dict[str, Any], placement: _Pla
     if info["requires_grad"]:
         tensor.requires_grad_(True)
     return tensor
-
-
-def _is_parameter(tensor: Tensor) -> bool:
-    from ..nn import Parameter
-
-    return isinstance(tensor, Parameter)
 
 
 class _Placement:

@@ -91,6 +91,18 @@ def test_softmax_with_minus_inf_and_dtype_and_implicit_dim():
     np.testing.assert_allclose(implicit.numpy(), expected, rtol=1e-6)  # float32: a few ulps
 
 
+def test_softmin_casts_before_negating_and_all_three_warn_at_the_caller():
+    torch = pytest.importorskip("torch")
+    x = np.array([1, 2, 250], dtype=np.uint8)  # negated as uint8 it would wrap around
+    got = F.softmin(tk.tensor(x), 0, dtype=tk.float32)
+    expected = torch.nn.functional.softmin(torch.tensor(x), 0, dtype=torch.float32)
+    np.testing.assert_allclose(got.numpy(), expected.numpy(), rtol=1e-6)
+    for name in ("softmax", "log_softmax", "softmin"):
+        with pytest.warns(UserWarning, match=f"Implicit dimension choice for {name}") as caught:
+            getattr(F, name)(tk.ones(3))
+        assert caught[0].filename == __file__
+
+
 def test_prelu_and_glu():
     torch_f = pytest.importorskip("torch.nn.functional")
     x = RNG.standard_normal((2, 3, 4))

@@ -19,7 +19,7 @@ import tensorkit as tk
 from tensorkit._callsite import call_site_info, display_site
 from tensorkit.notebook import build_graph
 from tensorkit.notebook.profile_model import build_profile
-from tensorkit.notebook.recording import to_html
+from tensorkit.notebook.recording_html import to_html
 
 HERE = os.path.relpath(__file__)
 

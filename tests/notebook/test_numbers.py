@@ -1,5 +1,6 @@
-"""The workbench's number format in Python (tensorkit.notebook.numbers), on the cases that the
-JavaScript formatter (widgets/src/format.js) is tested on too, so both read the same."""
+"""The workbench's number format in Python (tensorkit._numbers, which
+tensorkit.notebook.numbers re-exports), on the cases that the JavaScript formatter
+(widgets/src/format.js) is tested on too, so both read the same."""
 
 from __future__ import annotations
 
@@ -9,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from tensorkit.notebook.numbers import (
+from tensorkit._numbers import (
     bytes_text,
     bytes_unit,
     measure_text,
@@ -65,3 +66,11 @@ def test_units_for_axes_follow_the_text() -> None:
     assert bytes_unit(144 * 1024) == (1024, "KiB")
     assert bytes_unit(1023488) == (1 << 20, "MiB")
     assert bytes_unit(float("nan")) == (1, "B")
+
+
+def test_the_notebook_package_reexports_the_core_format() -> None:
+    from tensorkit import _numbers
+    from tensorkit.notebook import numbers
+
+    assert numbers.number_text is _numbers.number_text
+    assert numbers.__all__ == _numbers.__all__

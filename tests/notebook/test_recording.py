@@ -20,8 +20,8 @@ from tensorkit.notebook.recording import (
     RecordingError,
     open_recording,
     save_tape,
-    to_html,
 )
+from tensorkit.notebook.recording_html import to_html
 from tensorkit.notebook.replay import replay_passes
 
 CHROMIUM = "/usr/bin/chromium"

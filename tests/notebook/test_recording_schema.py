@@ -18,7 +18,8 @@ import pytest
 
 import tensorkit as tk
 from tensorkit.notebook import build_graph, recording_schema
-from tensorkit.notebook.recording import RecordingError, _clean, _tape_data, open_recording, to_html
+from tensorkit.notebook.recording import RecordingError, _clean, _tape_data, open_recording
+from tensorkit.notebook.recording_html import to_html
 from tensorkit.notebook.recording_schema import ANY, ByKind, Kind, ListOf, MapOf, Obj, OneOf
 
 PREFIX = " is not a valid tensorkit recording: "

@@ -10,16 +10,13 @@ from __future__ import annotations
 
 import math
 import warnings
-from typing import Any
 
-from ..._backend.threads import parallel_parts
-from ..._dtype import CLAMP_COMPLEX, float32, float64, reject_complex
+from ..._dtype import CLAMP_COMPLEX, reject_complex
+from ...ops import softmax as softmax_op
 from ...ops import unary
-from ...ops._apply import SAVE_OUTPUT, OpDef, apply, same_real_float
 from ...ops.binary import where
-from ...ops.reduction import logsumexp
 from ...random import rand_like
-from ...tensor import Tensor, normalize_dim
+from ...tensor import Tensor
 from ._inplace import maybe_inplace
 
 __all__ = [
@@ -222,87 +219,29 @@ def _softmax_dim(name: str, ndim: int) -> int:
     return 0 if ndim in (0, 1, 3) else 1
 
 
-def _prepare(name: str, input: Tensor, dim: int | None, dtype: object) -> tuple[Tensor, int]:
-    if dim is None:
-        dim = _softmax_dim(name, input.ndim)
-    return (input if dtype is None else input.to(dtype)), dim
-
-
-def _softmax_forward(xp: Any, x: Any, axis: int) -> Any:
-    """``exp(x - max) * (1 / sum)`` (as PyTorch's CPU kernel; NaN for an inf, a NaN or an all
-    -inf slice, as the composite ``exp(x - logsumexp(x))``); rows split over threads when
-    large."""
-    out = xp.empty(x.shape, x.dtype)
-    if axis == 0:
-        return _softmax_into(xp, x, axis, out)
-
-    def part(rows: slice) -> None:
-        _softmax_into(xp, x[rows], axis, out[rows])
-
-    parallel_parts(part, len(x), x.size, x)
-    return out
-
-
-def _softmax_into(xp: Any, x: Any, axis: int, out: Any) -> Any:
-    peak = x.max(axis=axis, keepdims=True)
-    peak = xp.where(xp.isfinite(peak), peak, 0)
-    xp.subtract(x, peak, out=out)
-    total = xp.exp(out, out=out).sum(axis=axis, keepdims=True)
-    out *= xp.reciprocal(total)
-    return out
-
-
-def _softmax_rule(ctx: Any, g: Tensor) -> Tensor:
-    (out,) = ctx.saved_tensors
-    return out * (g - (g * out).sum(ctx.attrs["axis"], keepdim=True))
-
-
-def _softmax_arrays(ctx: Any, xp: Any, g: Any) -> Any:
-    (out,) = ctx.saved_arrays()
-    if not same_real_float(g, out):
-        return NotImplemented
-    grad = g * out  # the Tensor rule's arithmetic, in one buffer
-    xp.subtract(g, grad.sum(axis=ctx.attrs["axis"], keepdims=True), out=grad)
-    grad *= out
-    return grad
-
-
-# One op with PyTorch's fused gradient (``_softmax_backward_data``) instead of the five ops of
-# ``exp(x - logsumexp(x))`` and their gradients: softmax runs in every attention layer.
-_SOFTMAX = OpDef(
-    "softmax",
-    _softmax_forward,
-    _softmax_rule,
-    array_rule=_softmax_arrays,
-    saves=SAVE_OUTPUT,
-)
+def _dim(name: str, input: Tensor, dim: int | None) -> int:
+    return _softmax_dim(name, input.ndim) if dim is None else dim
 
 
 def softmax(
     input: Tensor, dim: int | None = None, _stacklevel: int = 3, dtype: object = None
 ) -> Tensor:
     """``exp(x) / sum(exp(x))`` along ``dim``, computed without overflow."""
-    reject_complex(input._data.dtype, "softmax_lastdim_kernel_impl")
-    x, dim = _prepare("softmax", input, dim, dtype)
-    if x.dtype in (float32, float64) and x.ndim > 0 and x.numel() > 0:
-        return apply(_SOFTMAX, x, axis=normalize_dim(dim, x.ndim))
-    return (x - logsumexp(x, dim, keepdim=True)).exp()
+    return softmax_op.softmax(input, _dim("softmax", input, dim), dtype)
 
 
 def log_softmax(
     input: Tensor, dim: int | None = None, _stacklevel: int = 3, dtype: object = None
 ) -> Tensor:
-    reject_complex(input._data.dtype, "log_softmax_lastdim_kernel_impl")
-    x, dim = _prepare("log_softmax", input, dim, dtype)
-    return x - logsumexp(x, dim, keepdim=True)
+    return softmax_op.log_softmax(input, _dim("log_softmax", input, dim), dtype)
 
 
 def softmin(
     input: Tensor, dim: int | None = None, _stacklevel: int = 3, dtype: object = None
 ) -> Tensor:
     reject_complex(input._data.dtype, "softmax_lastdim_kernel_impl")
-    x, dim = _prepare("softmin", input, dim, dtype)
-    return softmax(-x, dim)
+    dim = _dim("softmin", input, dim)
+    return softmax_op.softmax(-(input if dtype is None else input.to(dtype)), dim)
 
 
 def tanh(input: Tensor) -> Tensor:

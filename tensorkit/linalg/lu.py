@@ -14,14 +14,23 @@ import math
 from collections import namedtuple
 from typing import Any
 
-from . import linalg as _la
-from ._dtype import int32
-from .ops._apply import SAVE_OUTPUT, OpDef, apply
-from .ops.binary import where
-from .ops.creation import eye, zeros
-from .ops.matmul import matmul
-from .ops.shape import cat, narrow, tril, triu
-from .tensor import Tensor
+from .._dtype import int32
+from ..ops._apply import SAVE_OUTPUT, OpDef, apply
+from ..ops.binary import where
+from ..ops.creation import eye, zeros
+from ..ops.matmul import matmul
+from ..ops.shape import cat, narrow, tril, triu
+from ..tensor import Tensor
+from ._common import (
+    LinAlgError,
+    _batch_prefix,
+    _check_matrix,
+    _is_positive_definite,
+    _not_positive_definite,
+)
+from .decompositions import cholesky
+from .inverse import inv
+from .solve import _check_rhs, solve, solve_triangular
 
 LUFactorResult = namedtuple("linalg_lu_factor", ["LU", "pivots"])
 LUFactorExResult = namedtuple("linalg_lu_factor_ex", ["LU", "pivots", "info"])
@@ -80,16 +89,16 @@ def _lu_rule(ctx: Any, g: Tensor, *_: Any) -> Tensor:
     if m <= n:
         inner = matmul(low.mH, g_low) - matmul(g_up, up.mH)
         up1, g_up1 = narrow(up, -1, 0, k), narrow(g_up, -1, 0, k)
-        x = _la.solve_triangular(up1.mH, tril(inner, -1), upper=False, left=False) + g_up1
+        x = solve_triangular(up1.mH, tril(inner, -1), upper=False, left=False) + g_up1
         if n > k:
             x = cat([x, narrow(g_up, -1, k, n - k)], -1)
-        x = _la.solve_triangular(low.mH, x, upper=True, unitriangular=True)
+        x = solve_triangular(low.mH, x, upper=True, unitriangular=True)
     else:
         inner = matmul(g_up, up.mH) - matmul(low.mH, g_low)
         low1, g_low1 = narrow(low, -2, 0, k), narrow(g_low, -2, 0, k)
-        x = _la.solve_triangular(low1.mH, triu(inner), upper=True, unitriangular=True) + g_low1
+        x = solve_triangular(low1.mH, triu(inner), upper=True, unitriangular=True) + g_low1
         x = cat([x, narrow(g_low, -2, k, m - k)], -2)
-        x = _la.solve_triangular(up.mH, x, upper=False, left=False)
+        x = solve_triangular(up.mH, x, upper=False, left=False)
     return matmul(_permutation(pivots, m, lu), x)
 
 
@@ -126,7 +135,7 @@ def _check_lu_input(name: str, A: Any, pivot: bool) -> None:
             f"lu_factor: Expected tensor with 2 or more dimensions. Got size: "
             f"{list(A.shape)} instead"
         )
-    _la._check_matrix(name, A, square=False)
+    _check_matrix(name, A, square=False)
     if not pivot:
         raise RuntimeError(f"{name}: LU without pivoting is not implemented on the CPU")
 
@@ -148,7 +157,7 @@ def _raise_zero_pivot(name: str, info: Tensor) -> None:
         index = int(bad.argmax())
         prefix = f"(Batch element {index}): " if info.ndim else ""
         j = int(info._data.reshape(-1)[index])
-        raise _la.LinAlgError(
+        raise LinAlgError(
             f"{name}: {prefix}U[{j},{j}] is zero and using it on lu_solve would result in "
             "a division by zero. If you still want to perform the factorization, consider "
             "calling linalg.lu(A, pivot) or linalg.lu_factor_ex(A, pivot)"
@@ -175,14 +184,14 @@ def lu(A: Tensor, *, pivot: bool = True) -> LUResult:
 # ------------------------------------------------------------------------- lu_solve
 def _check_lu_solve(LU: Any, pivots: Any, B: Any, left: bool) -> None:
     name = "linalg.lu_solve"
-    _la._check_matrix(name, LU)
+    _check_matrix(name, LU)
     if not isinstance(pivots, Tensor) or pivots._data.dtype.name != "int32":
         raise RuntimeError(f"{name}: pivots should be a Tensor of scalar type tensorkit.int32")
     if pivots.ndim < 1 or pivots.shape[-1] != LU.shape[-1]:
         raise RuntimeError(
             f"{name}: Number of pivots per batch should be same as the dimension of the matrix"
         )
-    _la._check_rhs(name, LU, B, left)
+    _check_rhs(name, LU, B, left)
 
 
 def lu_solve(
@@ -199,11 +208,11 @@ def lu_solve(
 def _lu_solve_left(LU: Tensor, pivots: Tensor, B: Tensor, adjoint: bool) -> Tensor:
     p = _permutation(pivots, LU.shape[-1], LU)
     if adjoint:  # A^H = U^H L^H P^T
-        y = _la.solve_triangular(LU.mH, B, upper=False)
-        y = _la.solve_triangular(LU.mH, y, upper=True, unitriangular=True)
+        y = solve_triangular(LU.mH, B, upper=False)
+        y = solve_triangular(LU.mH, y, upper=True, unitriangular=True)
         return matmul(p, y)
-    y = _la.solve_triangular(LU, matmul(p.mT, B), upper=False, unitriangular=True)
-    return _la.solve_triangular(LU, y, upper=True)
+    y = solve_triangular(LU, matmul(p.mT, B), upper=False, unitriangular=True)
+    return solve_triangular(LU, y, upper=True)
 
 
 # ------------------------------------------------------------------- the _ex variants
@@ -212,7 +221,7 @@ def _unless_failed(fn: Any, *args: Any, **kwargs: Any) -> Any:
     the info is worked out only when a matrix fails)."""
     try:
         return fn(*args, **kwargs)
-    except _la.LinAlgError:
+    except LinAlgError:
         return None
 
 
@@ -224,16 +233,16 @@ def inv_ex(A: Tensor, *, check_errors: bool = False) -> InvExResult:
     """The inverse and an int32 ``info`` (nonzero where a matrix is singular; its inverse is
     then not finite). ``check_errors=True`` raises :class:`LinAlgError` instead."""
     name = "linalg.inv_ex"
-    _la._check_matrix(name, A)
-    inverse = _unless_failed(_la.inv, A)
+    _check_matrix(name, A)
+    inverse = _unless_failed(inv, A)
     if inverse is not None:
         return InvExResult(inverse, _no_failures(A))
     info = apply(_LU_FACTOR, A.detach())[2]
     bad = info._data.reshape(-1) > 0
     if check_errors:
         index = int(bad.argmax())
-        raise _la.LinAlgError(
-            f"{name}: {_la._batch_prefix(A._data, index)}The diagonal element "
+        raise LinAlgError(
+            f"{name}: {_batch_prefix(A._data, index)}The diagonal element "
             f"{int(info._data.reshape(-1)[index])} is zero, the inversion could not be "
             "completed because the input matrix is singular."
         )
@@ -264,7 +273,7 @@ def _solve_or_fallback(A: Tensor, B: Tensor, info: Tensor) -> Tensor:
     result LAPACK gives for the singular ones (no gradient)."""
     failed = (info > 0).unsqueeze(-1).unsqueeze(-1)
     identity = eye(A.shape[-1], dtype=A.dtype, device=A.device)
-    solved = _la.solve(where(failed, identity, A), B)
+    solved = solve(where(failed, identity, A), B)
     batch = solved.shape[:-2]
     a = A.detach().expand((*batch, *A.shape[-2:]))
     b = B.detach().expand(solved.shape)
@@ -277,11 +286,11 @@ def _cholesky_info_forward(xp: Any, a: Any) -> Any:
     flat = a.reshape(math.prod(a.shape[:-2]), n, n)
     info = [0] * flat.shape[0]
     for i in range(flat.shape[0]):
-        if not _la._is_positive_definite(xp, flat[i]):
+        if not _is_positive_definite(xp, flat[i]):
             low, high = 1, n
             while low < high:
                 middle = (low + high) // 2
-                if _la._is_positive_definite(xp, flat[i, :middle, :middle]):
+                if _is_positive_definite(xp, flat[i, :middle, :middle]):
                     low = middle + 1
                 else:
                     high = middle
@@ -296,16 +305,16 @@ def cholesky_ex(A: Tensor, *, upper: bool = False, check_errors: bool = False) -
     """The Cholesky factor and an int32 ``info``: the order of the first leading minor that is
     not positive-definite (0 if none; that matrix's factor is then NaN)."""
     name = "linalg.cholesky_ex"
-    _la._check_matrix(name, A)
-    low = _unless_failed(_la.cholesky, A, upper=upper)
+    _check_matrix(name, A)
+    low = _unless_failed(cholesky, A, upper=upper)
     if low is not None:
         return CholeskyExResult(low, _no_failures(A))
     info = apply(_CHOLESKY_INFO, A.detach())
     if check_errors:
-        raise _la._not_positive_definite(name, A.device.xp, A._data)
+        raise _not_positive_definite(name, A.device.xp, A._data)
     mask = (info > 0).unsqueeze(-1).unsqueeze(-1)
     identity = eye(A.shape[-1], dtype=A.dtype, device=A.device)
-    low = _la.cholesky(where(mask, identity, A), upper=upper)
+    low = cholesky(where(mask, identity, A), upper=upper)
     return CholeskyExResult(where(mask, float("nan"), low), info)
 
 
@@ -315,18 +324,18 @@ def solve_ex(
     """``solve`` and an int32 ``info`` (nonzero where A is singular; that solution is then not
     finite). ``check_errors=True`` raises :class:`LinAlgError` instead."""
     name = "linalg.solve_ex"
-    _la._check_matrix(name, A)
-    x = _unless_failed(_la.solve, A, B, left=left)
+    _check_matrix(name, A)
+    x = _unless_failed(solve, A, B, left=left)
     if x is not None:
         return SolveExResult(x, _no_failures(A))
     info = apply(_LU_FACTOR, A.detach())[2]
     if check_errors:
-        raise _la.LinAlgError(f"{name}: The solver failed because the input matrix is singular.")
+        raise LinAlgError(f"{name}: The solver failed because the input matrix is singular.")
     is_vector = isinstance(B, Tensor) and (
         B.ndim == 1 or (B.ndim == A.ndim - 1 and B.shape == A.shape[:-1])
     )
     rhs = B.unsqueeze(-1) if is_vector else B
-    _la._check_rhs(name, A, rhs, left)
+    _check_rhs(name, A, rhs, left)
     if left:
         x = _solve_or_fallback(A, rhs, info)
     else:

@@ -9,16 +9,19 @@ import math
 from collections import namedtuple
 from typing import Any
 
-from . import linalg as _la
-from ._dtype import int64
-from ._linalg_lu import inv_ex
-from .ops._apply import OpDef, apply
-from .ops.binary import where
-from .ops.creation import zeros
-from .ops.matmul import matmul
-from .ops.reduction import sum as reduce_sum
-from .ops.unary import abs as absolute
-from .tensor import Tensor
+from .._dtype import int64
+from ..ops._apply import OpDef, apply
+from ..ops.binary import where
+from ..ops.creation import zeros
+from ..ops.matmul import matmul
+from ..ops.reduction import sum as reduce_sum
+from ..ops.unary import abs as absolute
+from ..tensor import Tensor
+from ._common import _check_float, _check_matrix
+from .decompositions import svdvals
+from .lu import inv_ex
+from .norms import matrix_norm
+from .pinv import _cutoff, _tolerance_array, pinv
 
 LstsqResult = namedtuple("linalg_lstsq", ["solution", "residuals", "rank", "singular_values"])
 _DRIVERS = ("gels", "gelsy", "gelsd", "gelss")
@@ -30,7 +33,7 @@ def _rank_forward(xp: Any, a: Any, atol: Any, rtol: Any, hermitian: bool) -> Any
         magnitudes = xp.abs(xp.linalg.eigvalsh(a))
     else:
         magnitudes = xp.linalg.svd(a, compute_uv=False)
-    kept = magnitudes > _la._cutoff(xp, a, magnitudes, atol, rtol)
+    kept = magnitudes > _cutoff(xp, a, magnitudes, atol, rtol)
     return kept.sum(axis=-1).astype(xp.int64)
 
 
@@ -45,12 +48,12 @@ def matrix_rank(
     name = "linalg.matrix_rank"
     if isinstance(A, Tensor) and A.ndim < 2:
         raise RuntimeError(f"{name}: The input tensor input must have at least 2 dimensions.")
-    _la._check_matrix(name, A, square=hermitian)
+    _check_matrix(name, A, square=hermitian)
     return apply(
         _MATRIX_RANK,
         A.detach(),
-        atol=_la._tolerance_array(atol, A, name),
-        rtol=_la._tolerance_array(rtol, A, name),
+        atol=_tolerance_array(atol, A, name),
+        rtol=_tolerance_array(rtol, A, name),
         hermitian=hermitian,
     )
 
@@ -58,10 +61,10 @@ def matrix_rank(
 # ---------------------------------------------------------------------------- lstsq
 def _check_lstsq(A: Any, B: Any, driver: Any) -> None:
     name = "linalg.lstsq"
-    _la._check_matrix(name, A, square=False)
+    _check_matrix(name, A, square=False)
     if not isinstance(B, Tensor):
         raise TypeError(f"{name}: B must be a Tensor, got {type(B).__name__}")
-    _la._check_float(name, B)
+    _check_float(name, B)
     if A.dtype != B.dtype:
         raise RuntimeError(
             f"{name}: Expected input and other to have the same dtype, but got input's dtype "
@@ -95,9 +98,9 @@ def lstsq(A: Tensor, B: Tensor, rcond: float | None = None, *, driver: str | Non
     rhs = B.unsqueeze(-1) if is_vector else B
     m, n = A.shape[-2:]
     rtol = None if rcond is None or rcond < 0 else rcond
-    x = matmul(_la.pinv(A), rhs)
+    x = matmul(pinv(A), rhs)
     if rtol is not None:  # the truncated solution, with the gradient of the default one
-        truncated = matmul(_la.pinv(A.detach(), rtol=rtol), rhs.detach())
+        truncated = matmul(pinv(A.detach(), rtol=rtol), rhs.detach())
         x = x + (truncated - x).detach()
     real_dtype = (A.real if A.is_complex() else A).dtype  # of residuals, as torch's
     empty = zeros(0, dtype=real_dtype, device=A.device)
@@ -108,7 +111,7 @@ def lstsq(A: Tensor, B: Tensor, rcond: float | None = None, *, driver: str | Non
     full_rank = driver == "gels" or bool((rank._data == min(m, n)).all())
     if m > n and driver != "gelsy" and full_rank:
         residuals = reduce_sum(absolute(matmul(A, x) - rhs) ** 2, -2)
-    values = _la.svdvals(A).detach() if driver in ("gelsd", "gelss") else empty
+    values = svdvals(A).detach() if driver in ("gelsd", "gelss") else empty
     return LstsqResult(x.squeeze(-1) if is_vector else x, residuals, rank, values)
 
 
@@ -121,8 +124,8 @@ def cond(A: Tensor, p: Any = None) -> Tensor:
     p = None, 2 or -2 (any shape), otherwise for square A, inf where A is singular."""
     name = "linalg.cond"
     if p is None or p in (2, -2):
-        _la._check_matrix(name, A, square=False)
-        s = _la.svdvals(A)
+        _check_matrix(name, A, square=False)
+        s = svdvals(A)
         largest, smallest = s[..., 0], s[..., -1]
         return smallest / largest if p == -2 else largest / smallest
     if p not in _INVERSE_NORMS:
@@ -132,7 +135,7 @@ def cond(A: Tensor, p: Any = None) -> Tensor:
             f"{name}(ord={p}): A must be batches of square matrices, but they are "
             f"{A.shape[-2]} by {A.shape[-1]} matrices"
         )
-    _la._check_matrix(name, A)
+    _check_matrix(name, A)
     inverse, info = inv_ex(A)
-    value = _la.matrix_norm(A, p) * _la.matrix_norm(inverse, p)
+    value = matrix_norm(A, p) * matrix_norm(inverse, p)
     return where(info > 0, math.inf, value)

@@ -8,10 +8,10 @@ from __future__ import annotations
 
 from typing import Any
 
-from . import linalg as _la
-from .ops._apply import SAVE_INPUTS, OpDef, apply
-from .ops.shape import cat, narrow
-from .tensor import Tensor
+from ..ops._apply import SAVE_INPUTS, OpDef, apply
+from ..ops.shape import cat, narrow
+from ..tensor import Tensor
+from ._common import _check_matrix
 
 _PADE_13 = (
     64764752532480000.0,
@@ -69,5 +69,5 @@ _MATRIX_EXP = OpDef("linalg_matrix_exp", _matrix_exp_forward, _matrix_exp_rule, 
 
 def matrix_exp(A: Tensor) -> Tensor:
     """The matrix exponential of each square matrix."""
-    _la._check_matrix("linalg.matrix_exp", A)
+    _check_matrix("linalg.matrix_exp", A)
     return apply(_MATRIX_EXP, A)

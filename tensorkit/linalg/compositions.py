@@ -8,12 +8,13 @@ from __future__ import annotations
 import math
 from typing import Any
 
-from . import linalg as _la
-from .ops.creation import eye, ones
-from .ops.matmul import matmul
-from .ops.reduction import cumprod
-from .ops.shape import cat, expand, movedim, narrow, triu
-from .tensor import Tensor, normalize_dim
+from ..ops.creation import eye, ones
+from ..ops.matmul import matmul
+from ..ops.reduction import cumprod
+from ..ops.shape import cat, expand, movedim, narrow, triu
+from ..tensor import Tensor, normalize_dim
+from .inverse import inv
+from .solve import solve
 
 
 def tensorinv(A: Tensor, ind: int = 2) -> Tensor:
@@ -27,7 +28,7 @@ def tensorinv(A: Tensor, ind: int = 2) -> Tensor:
             "Expected self to satisfy the requirement prod(self.shape[ind:]) == "
             f"prod(self.shape[:ind]), but got {cols} != {rows}"
         )
-    inverse = _la.inv(A.reshape(rows, cols))
+    inverse = inv(A.reshape(rows, cols))
     return inverse.reshape((*A.shape[ind:], *A.shape[:ind]))
 
 
@@ -44,7 +45,7 @@ def tensorsolve(A: Tensor, B: Tensor, dims: Any = None) -> Tensor:
             "Expected self to satisfy the requirement prod(self.shape[other.ndim:]) == "
             f"prod(self.shape[:other.ndim]), but got {cols} != {rows}"
         )
-    solution = _la.solve(a.reshape(rows, cols), B.reshape(rows))
+    solution = solve(a.reshape(rows, cols), B.reshape(rows))
     return solution.reshape(a.shape[B.ndim :])
 
 

@@ -9,14 +9,15 @@ from __future__ import annotations
 from collections import namedtuple
 from typing import Any
 
-from . import linalg as _la
-from .ops._apply import SAVE_OUTPUT, OpDef, apply
-from .ops.complex import complex as make_complex
-from .ops.complex import conj, imag, real
-from .ops.matmul import matmul
-from .ops.shape import cat, diag_embed, narrow
-from .ops.shape import diagonal as _diagonal
-from .tensor import Tensor
+from ..ops._apply import SAVE_OUTPUT, OpDef, apply
+from ..ops.complex import complex as make_complex
+from ..ops.complex import conj, imag, real
+from ..ops.matmul import matmul
+from ..ops.shape import cat, diag_embed, narrow
+from ..ops.shape import diagonal as _diagonal
+from ..tensor import Tensor
+from ._common import _check_matrix, _off_diagonal_reciprocal
+from .solve import solve
 
 EigResult = namedtuple("linalg_eig", ["eigenvalues", "eigenvectors"])
 
@@ -43,7 +44,7 @@ def _solve_complex(a: Tensor, b: Tensor) -> Tensor:
     """X with A X = B for complex A and B, as [[Ar, -Ai], [Ai, Ar]] [Xr; Xi] = [Br; Bi]."""
     ar, ai = real(a), imag(a)
     block = cat([cat([ar, -ai], -1), cat([ai, ar], -1)], -2)
-    x = _la.solve(block, cat([real(b), imag(b)], -2))
+    x = solve(block, cat([real(b), imag(b)], -2))
     n = a.shape[-1]
     return make_complex(narrow(x, -2, 0, n), narrow(x, -2, n, n))
 
@@ -59,7 +60,7 @@ def _eig_rule(ctx: Any, g_w: Tensor, g_v: Tensor) -> Tensor:
         raise RuntimeError(_GAUGE_ERROR)
     projected = projected - _matmul_complex(vh, v * real(on_diagonal).unsqueeze(-2))
     w_conj = conj(w)
-    inner = projected * _la._off_diagonal_reciprocal(w_conj.unsqueeze(-2) - w_conj.unsqueeze(-1))
+    inner = projected * _off_diagonal_reciprocal(w_conj.unsqueeze(-2) - w_conj.unsqueeze(-1))
     grad = _solve_complex(vh, _matmul_complex(inner + diag_embed(g_w), vh))
     return grad if ctx.attrs["complex_input"] else real(grad)
 
@@ -73,11 +74,11 @@ def eig(A: Tensor) -> EigResult:
     Eigenvectors are defined up to a complex phase: a loss that depends on it has no gradient
     and backward raises, as in PyTorch. The gradient is undefined where eigenvalues repeat.
     """
-    _la._check_matrix("linalg.eig", A)
+    _check_matrix("linalg.eig", A)
     return EigResult(*apply(_EIG, A, complex_input=A.is_complex()))
 
 
 def eigvals(A: Tensor) -> Tensor:
     """The complex eigenvalues of square matrices."""
-    _la._check_matrix("linalg.eigvals", A)
+    _check_matrix("linalg.eigvals", A)
     return apply(_EIG, A, complex_input=A.is_complex())[0]
