@@ -84,6 +84,21 @@ def _is_positive_definite(xp: Any, a: Any) -> bool:
     return bool(xp.isfinite(low).all())
 
 
+def _first_failing_minor(xp: Any, matrix: Any) -> int:
+    """The order of the first leading minor of one matrix that is not positive-definite
+    (0 if none), by bisection: a minor fails once any smaller one does."""
+    if _is_positive_definite(xp, matrix):
+        return 0
+    low, high = 1, matrix.shape[-1]  # the smallest failing order lies in [low, high]
+    while low < high:
+        middle = (low + high) // 2
+        if _is_positive_definite(xp, matrix[:middle, :middle]):
+            low = middle + 1
+        else:
+            high = middle
+    return low
+
+
 def _not_positive_definite(name: str, xp: Any, a: Any) -> LinAlgError:
     """The error for a failed Cholesky factorization, naming the batch element and the
     order of its first leading minor that is not positive-definite."""
@@ -92,14 +107,8 @@ def _not_positive_definite(name: str, xp: Any, a: Any) -> LinAlgError:
     bad = next((i for i in range(flat.shape[0]) if not _is_positive_definite(xp, flat[i])), None)
     detail = ""
     if bad is not None:
-        low, high = 1, n  # the smallest failing order lies in [low, high]
-        while low < high:
-            middle = (low + high) // 2
-            if _is_positive_definite(xp, flat[bad, :middle, :middle]):
-                low = middle + 1
-            else:
-                high = middle
-        detail = f" (the leading minor of order {low} is not positive-definite)"
+        order = _first_failing_minor(xp, flat[bad])
+        detail = f" (the leading minor of order {order} is not positive-definite)"
     return LinAlgError(
         f"{name}: {_batch_prefix(a, bad)}The factorization could not be completed because the "
         f"input is not positive-definite{detail}."

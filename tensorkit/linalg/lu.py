@@ -25,7 +25,7 @@ from ._common import (
     LinAlgError,
     _batch_prefix,
     _check_matrix,
-    _is_positive_definite,
+    _first_failing_minor,
     _not_positive_definite,
 )
 from .decompositions import cholesky
@@ -284,17 +284,7 @@ def _cholesky_info_forward(xp: Any, a: Any) -> Any:
     """The order of the first leading minor that is not positive-definite (0 if none)."""
     n = a.shape[-1]
     flat = a.reshape(math.prod(a.shape[:-2]), n, n)
-    info = [0] * flat.shape[0]
-    for i in range(flat.shape[0]):
-        if not _is_positive_definite(xp, flat[i]):
-            low, high = 1, n
-            while low < high:
-                middle = (low + high) // 2
-                if _is_positive_definite(xp, flat[i, :middle, :middle]):
-                    low = middle + 1
-                else:
-                    high = middle
-            info[i] = low
+    info = [_first_failing_minor(xp, flat[i]) for i in range(flat.shape[0])]
     return xp.asarray(info, dtype=xp.int32).reshape(a.shape[:-2])
 
 
