@@ -221,6 +221,7 @@ _LAZY_SUBMODULES = (
     "profiler",
     "memory",
     "notebook",
+    "distributed",
 )
 
 
