@@ -15,6 +15,7 @@ __all__ = [
     "default_pg_timeout",
     "destroy_process_group",
     "get_backend",
+    "get_process_group_ranks",
     "get_rank",
     "get_world_size",
     "init_process_group",
@@ -194,6 +195,14 @@ def get_world_size(group: Any = None) -> int:
     """The number of ranks in ``group``; -1 when this process is not a member."""
     pg = resolve(group)
     return -1 if pg is None else pg.size()
+
+
+def get_process_group_ranks(group: Any = None) -> list[int]:
+    """The global ranks of ``group``'s members, in group-rank order."""
+    pg = resolve(group)
+    if pg is None:
+        raise ValueError("Invalid process group specified")
+    return list(pg.ranks)
 
 
 def get_backend(group: Any = None) -> str:
