@@ -21,8 +21,11 @@ class Pending(Protocol):
     def wait(self) -> None: ...  # block until it has completed
 
 
-_SPIN_SECONDS = 0.05  # test without pausing this long (MPI's own wait spins the same way)
-_MAX_PAUSE_SECONDS = 1e-3  # then pause between tests, doubling from 10 us up to this
+# Test this many times without pausing (a fast peer answers within them), then pause between
+# tests, from 10 us doubling up to 1 ms, so that a waiting rank leaves the cores to the others
+# (ranks often outnumber free cores; a spinning wait would delay the very peer it waits for).
+_SPIN_TESTS = 100
+_MAX_PAUSE_SECONDS = 1e-3
 
 
 class Work:
@@ -63,13 +66,13 @@ class Work:
         return True
 
     def _poll_until(self, deadline: float) -> None:
-        spin_until = time.monotonic() + _SPIN_SECONDS
+        tests = 0
         pause = 1e-5
         while not all(p.test() for p in self._pending):
-            now = time.monotonic()
-            if now < spin_until:
+            tests += 1
+            if tests < _SPIN_TESTS:
                 continue
-            if now > deadline:
+            if time.monotonic() > deadline:
                 waited_ms = int((time.monotonic() - self._started) * 1000)
                 raise DistBackendError(
                     f"Watchdog caught collective operation timeout: {self._describe} ran for "

@@ -1,7 +1,8 @@
 """``python -m tensorkit.distributed.run --nproc-per-node N (-m module | script.py) args...``:
 torchrun's role on one machine, through the mpiexec of the mpich wheel (or the PATH's).
 
-Each rank runs the script with RANK, WORLD_SIZE, LOCAL_RANK and LOCAL_WORLD_SIZE set; one
+Each rank runs the script with RANK, WORLD_SIZE, LOCAL_RANK and LOCAL_WORLD_SIZE set (and
+OMP_NUM_THREADS, unless set, to the cores divided by the ranks); one
 rank's uncaught exception prints its traceback and ends every rank (MPI_Abort), so a failed
 job never hangs. Exit code: 0 when every rank succeeded, 1 when any failed (as torchrun),
 2 for a usage error or no mpiexec.
@@ -54,6 +55,15 @@ def command(args: argparse.Namespace, mpiexec: str) -> list[str]:
     return [mpiexec, "-n", str(args.nproc_per_node), *rank, *target, *args.training_script_args]
 
 
+def environment(nproc: int) -> dict[str, str]:
+    """This environment, with OMP_NUM_THREADS (unless set) sharing the cores among the ranks
+    (as torchrun, which sets it to 1): threads of every rank on every core would fight."""
+    env = dict(os.environ)
+    if "OMP_NUM_THREADS" not in env:
+        env["OMP_NUM_THREADS"] = str(max(1, len(os.sched_getaffinity(0)) // nproc))
+    return env
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     args = parse_args(argv)
     mpiexec = find_mpiexec()
@@ -64,7 +74,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             file=sys.stderr,
         )
         return 2
-    process = subprocess.Popen(command(args, mpiexec))
+    process = subprocess.Popen(command(args, mpiexec), env=environment(args.nproc_per_node))
     try:
         code = process.wait()
     except KeyboardInterrupt:
