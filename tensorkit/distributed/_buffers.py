@@ -8,7 +8,12 @@ from typing import Any
 
 from ..tensor import Tensor
 
-__all__ = ["check_tensor", "check_tensor_list", "joined", "staged"]
+__all__ = ["check_tensor", "check_tensor_list", "describe", "joined", "staged"]
+
+
+def describe(tensor: Tensor) -> str:
+    """``float32[4, 3]``: a tensor's dtype and shape, as errors and fingerprints name them."""
+    return f"{str(tensor.dtype).removeprefix('tensorkit.')}{list(tensor.shape)}"
 
 
 def check_tensor(value: Any, name: str) -> Tensor:

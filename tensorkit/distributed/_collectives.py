@@ -15,6 +15,7 @@ from . import _profiling
 from ._buffers import (
     check_tensor,
     check_tensor_list,
+    describe,
     joined,
     readable,
     split_into,
@@ -190,8 +191,8 @@ def _check_list(tensors: list[Any], like: Any, size: int, op: str, name: str) ->
     for i, tensor in enumerate(tensors):
         if tensor.shape != like.shape or tensor.dtype != like.dtype:
             raise ValueError(
-                f"{op}: {name}[{i}] is {tensor.dtype}{list(tensor.shape)}, but the tensor is "
-                f"{like.dtype}{list(like.shape)}; they must match"
+                f"{op}: {name}[{i}] is {describe(tensor)}, but the tensor is "
+                f"{describe(like)}; they must match"
             )
 
 

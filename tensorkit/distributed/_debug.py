@@ -10,6 +10,7 @@ from typing import Any
 
 import numpy as np
 
+from ._buffers import describe
 from ._work import Work
 
 __all__ = ["check_collective", "debug_level"]
@@ -25,7 +26,7 @@ def debug_level() -> str:
 def fingerprint(name: str, tensors: list[Any], **extra: Any) -> str:
     """What a rank is about to run, as text: ``all_reduce(op=SUM) float32[4, 3]``."""
     args = ", ".join(f"{key}={value}" for key, value in extra.items())
-    shapes = ", ".join(f"{t.dtype}{list(t.shape)}".replace("tensorkit.", "") for t in tensors)
+    shapes = ", ".join(describe(t) for t in tensors)
     return f"{name}({args}) {shapes}".strip()
 
 
