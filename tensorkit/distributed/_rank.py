@@ -36,8 +36,8 @@ def abort_on_exception(mpi: Any) -> None:
     def hook(kind: type[BaseException], error: BaseException, tb: TracebackType | None) -> None:
         rank = os.environ.get("RANK", "?")
         lines = traceback.format_exception(kind, error, _user_frames(tb))
-        sys.stderr.write(f"[rank {rank}] uncaught exception; ending every rank:\n")
-        sys.stderr.write("".join(lines))
+        header = f"[rank {rank}] uncaught exception; ending every rank:\n"
+        sys.stderr.write(header + "".join(lines))  # one write: an abort may follow at once
         sys.stderr.flush()
         sys.stdout.flush()
         mpi.COMM_WORLD.Abort(1)

@@ -4,7 +4,6 @@ does the checking inside the ranks; one launch per world size)."""
 from __future__ import annotations
 
 import pytest
-
 from dist_launch import assert_passed, launch
 
 pytestmark = pytest.mark.xdist_group("distributed")

@@ -159,13 +159,12 @@ class DistributedDataParallel(Module):
                     self._mark_ready(param, local_grad=False)
 
     def _raise_unfinished(self) -> None:
-        missing = [
-            self._names.get(id(p), "?")
-            for bucket in self._buckets
-            for p, ready in zip(bucket.params, bucket.ready, strict=True)
-            if not ready
-        ]
-        indices = [i for i, p in enumerate(self._params) if self._names.get(id(p)) in missing]
+        indices = []
+        for index, param in enumerate(self._params):
+            bucket, slot = self._where[id(param)]
+            if not bucket.ready[slot]:
+                indices.append(index)
+        missing = [self._names.get(id(self._params[i]), "?") for i in indices]
         self._expect_reduction = False
         raise RuntimeError(
             f"{_UNUSED_ERROR}\nParameter indices which did not receive grad for rank "
