@@ -93,12 +93,10 @@ def is_mpi_available() -> bool:
 
 
 def is_nccl_available() -> bool:
-    """Whether CuPy's NCCL bindings can be imported."""
-    try:
-        from cupy.cuda import nccl  # noqa: F401
-    except Exception:
-        return False
-    return True
+    """Whether CuPy's NCCL bindings loaded libnccl (the nvidia-nccl-cu12 wheel or a system's)."""
+    from ._nccl import nccl_module
+
+    return nccl_module() is not None
 
 
 def is_initialized() -> bool:

@@ -7,6 +7,7 @@ recorded right after it, so ``Work.is_completed`` and the timeout poll never blo
 from __future__ import annotations
 
 import os
+import warnings
 from typing import Any
 
 import numpy as np
@@ -17,6 +18,17 @@ from ._reduce_op import ReduceOp
 __all__ = ["NcclBackend"]
 
 _UNIQUE_ID_BYTES = 128  # NCCL_UNIQUE_ID_BYTES: cupy's get_unique_id() is a tuple of as many
+
+
+def nccl_module() -> Any:
+    """CuPy's ``cupy.cuda.nccl`` when it loaded libnccl, else None (never raises)."""
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")  # CuPy warns when libnccl is missing
+            from cupy.cuda import nccl
+    except Exception:
+        return None
+    return nccl if getattr(nccl, "available", False) else None
 
 
 class _Event:
@@ -46,8 +58,14 @@ class NcclBackend:
                 "ProcessGroupNCCL is only supported with GPUs, no GPUs found! "
                 "(tk.cuda.is_available() is False; use backend='mpi' for CPU tensors)"
             )
+        nccl = nccl_module()
+        if nccl is None:
+            raise RuntimeError(
+                "Distributed package doesn't have NCCL built in: CuPy's NCCL bindings could "
+                "not load libnccl (pip install 'tensorkit[nccl]', which installs "
+                "nvidia-nccl-cu12)"
+            )
         import cupy
-        from cupy.cuda import nccl
 
         self.cupy = cupy
         self.nccl = nccl
