@@ -116,7 +116,7 @@ def _start(
         _profiling.record(name, start_ns, time.perf_counter_ns(), nbytes, pg)
 
     describe = f"{name}(rank {pg.rank()} of {pg.size()}, group {pg.name}, {pg.backend.name})"
-    work = Work([pending], finish, describe, pg.timeout.total_seconds())
+    work = Work([pending], finish, describe, pg.deadline_s)
     if async_op:
         return work
     work.wait()

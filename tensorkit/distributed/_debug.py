@@ -44,7 +44,7 @@ def check_collective(pg: Any, name: str, tensors: list[Any], **extra: Any) -> No
     everyone = np.zeros((pg.size(), record.size), dtype=np.uint8)
     mpi = pg.backend if pg.backend.name == "mpi" else pg.backend.bootstrap
     describe = f"debug check before {name} (rank {pg.rank()} of {pg.size()})"
-    Work([mpi.all_gather(record, everyone)], None, describe, pg.timeout.total_seconds()).wait()
+    Work([mpi.all_gather(record, everyone)], None, describe, pg.deadline_s).wait()
     if all((row == record).all() for row in everyone):
         return
     calls = [

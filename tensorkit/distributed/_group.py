@@ -32,12 +32,24 @@ _BACKENDS = ("mpi", "nccl")
 
 @dataclass(eq=False)
 class ProcessGroup:
-    """Ranks that run collectives together: their global ranks, the backend, the timeout."""
+    """Ranks that run collectives together: their global ranks, the backend, the timeout.
+
+    A timeout given to ``init_process_group`` or ``new_group`` is enforced: waits then poll
+    the operation until its deadline and raise ``DistBackendError`` past it. Without one
+    (torch's default of 30 minutes is reported), waits block in MPI's own wait, which moves
+    large messages faster than any polling loop (MPI progresses inside its calls only).
+    """
 
     backend: Any  # MpiBackend or NcclBackend
     ranks: list[int]  # global rank of each group rank
     timeout: datetime.timedelta
     name: str
+    enforce_timeout: bool = False
+
+    @property
+    def deadline_s(self) -> float | None:
+        """Seconds a wait may take before it raises; None when waits block in MPI."""
+        return self.timeout.total_seconds() if self.enforce_timeout else None
 
     def rank(self) -> int:
         return self.backend.rank
@@ -136,7 +148,11 @@ def init_process_group(
     mpi_backend = MpiBackend(world)
     chosen = mpi_backend if name == "mpi" else _nccl_backend(mpi_backend, device_id)
     group = ProcessGroup(
-        chosen, list(range(world.Get_size())), timeout or default_pg_timeout, group_name or "0"
+        chosen,
+        list(range(world.Get_size())),
+        timeout or default_pg_timeout,
+        group_name or "0",
+        enforce_timeout=timeout is not None,
     )
     _World.default = group
     _World.groups = [group]
@@ -242,7 +258,11 @@ def new_group(
     sub = MpiBackend(comm)
     chosen = sub if name == "mpi" else _nccl_backend(sub, getattr(world.backend, "device", None))
     group = ProcessGroup(
-        chosen, members, timeout or world.timeout, group_desc or str(len(_World.groups))
+        chosen,
+        members,
+        timeout or world.timeout,
+        group_desc or str(len(_World.groups)),
+        enforce_timeout=timeout is not None or world.enforce_timeout,
     )
     _World.groups.append(group)
     return group

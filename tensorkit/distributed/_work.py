@@ -22,10 +22,11 @@ class Pending(Protocol):
 
 
 # Test this many times without pausing (a fast peer answers within them), then pause between
-# tests, from 10 us doubling up to 1 ms, so that a waiting rank leaves the cores to the others
-# (ranks often outnumber free cores; a spinning wait would delay the very peer it waits for).
+# tests, from 10 us doubling up to 100 us, so that a waiting rank leaves the cores to the
+# others (ranks often outnumber free cores; a spinning wait would delay the very peer it
+# waits for) while overshooting a finished operation by at most 100 us.
 _SPIN_TESTS = 100
-_MAX_PAUSE_SECONDS = 1e-3
+_MAX_PAUSE_SECONDS = 1e-4
 
 
 class Work:

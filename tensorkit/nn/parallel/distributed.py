@@ -175,7 +175,14 @@ class DistributedDataParallel(Module):
     # ------------------------------------------------------------------ backward
     def _grad_ready(self, param: Tensor) -> None:
         if self._expect_reduction:
+            self._progress()
             self._mark_ready(param, local_grad=True)
+
+    def _progress(self) -> None:
+        """Test the all-reduces in flight: MPI moves a nonblocking collective on only inside
+        MPI calls, so each hook lends it one (this is what lets it overlap backward)."""
+        for bucket in self._buckets[: self._next_bucket]:
+            bucket.work.is_completed()
 
     def _mark_ready(self, param: Tensor, local_grad: bool) -> None:
         bucket, index = self._where[id(param)]
