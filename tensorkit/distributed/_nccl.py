@@ -110,6 +110,10 @@ class NcclBackend:
 
     def _op(self, op: ReduceOp, dtype: Any) -> Any:
         nccl = self.nccl
+        if dtype.kind == "c" and op is ReduceOp.PRODUCT:  # sent as pairs of reals
+            raise ValueError(
+                "the nccl backend does not support ReduceOp.PRODUCT on complex tensors"
+            )
         if dtype == np.bool_:
             return nccl.NCCL_MIN if op in (ReduceOp.PRODUCT, ReduceOp.MIN) else nccl.NCCL_MAX
         table = {
