@@ -35,3 +35,10 @@ def test_digits_ddp_example_learns_and_rank_0_saves_the_checkpoint(tmp_path) -> 
     model, checkpoint = digits.load_model(path)
     assert checkpoint["epoch"] == 3
     assert next(iter(model.state_dict())) == "features.0.weight"  # the inner module's keys
+
+
+@pytest.mark.torch
+def test_ddp_gradients_match_torch_gloo_ddp() -> None:
+    pytest.importorskip("torch", reason="compares against torch's DDP")
+    run = launch("torch_ddp.py", 2, timeout=120)
+    assert_passed(run, 2)
