@@ -1,7 +1,8 @@
 """Rank program: every collective and ReduceOp on every rank's data against a NumPy reference
 (each rank can rebuild every other rank's data from its seed), for contiguous and
-non-contiguous tensors of float and int dtypes; async Work; groups; point-to-point; misuse
-errors. Prints one "ok <check>" line per check group; any failure raises (ending every rank)."""
+non-contiguous tensors of float, int and bool dtypes (bool: SUM and MAX are OR, PRODUCT
+and MIN are AND); async Work; groups; point-to-point; misuse errors. Prints one
+"ok <check>" line per check group; any failure raises (ending every rank)."""
 
 from __future__ import annotations
 
@@ -13,7 +14,7 @@ from tensorkit.distributed import ReduceOp
 
 dist.init_process_group("mpi")
 RANK, WORLD = dist.get_rank(), dist.get_world_size()
-DTYPES = ["float16", "float32", "float64", "int8", "uint8", "int16", "int32", "int64"]
+DTYPES = ["float16", "float32", "float64", "int8", "uint8", "int16", "int32", "int64", "bool"]
 OPS = [ReduceOp.SUM, ReduceOp.AVG, ReduceOp.PRODUCT, ReduceOp.MIN, ReduceOp.MAX]
 SHAPE = (3, 4)
 
@@ -21,6 +22,8 @@ SHAPE = (3, 4)
 def data(rank: int, dtype: str, shape: tuple = SHAPE, salt: int = 0) -> np.ndarray:
     """Rank ``rank``'s values: small integers, so sums and products are exact in every dtype."""
     gen = np.random.default_rng(1000 * rank + salt)
+    if dtype == "bool":
+        return gen.integers(0, 2, size=shape).astype(bool)
     low = 0 if dtype == "uint8" else -3
     return gen.integers(low, 4, size=shape).astype(dtype)
 
@@ -60,6 +63,11 @@ def reductions() -> None:
     for dtype in DTYPES:
         everyone = [data(r, dtype) for r in range(WORLD)]
         for op in OPS:
+            if dtype == "bool" and op is ReduceOp.AVG:
+                message = "all_reduce does not support ReduceOp.AVG on bool tensors"
+                flags = tk.tensor(everyone[RANK])
+                expect(ValueError, message, lambda t=flags: dist.all_reduce(t, op=ReduceOp.AVG))
+                continue
             want = reference(op, everyone)
             for contiguous in (True, False):
                 what = f"{dtype} {op.name} contiguous={contiguous}"
