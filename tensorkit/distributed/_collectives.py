@@ -78,11 +78,7 @@ def _check_op(op: Any, tensor: Any, name: str) -> ReduceOp:
         raise TypeError(f"{name}: op must be a ReduceOp, got {op!r}")
     if tensor.is_complex() and op not in COMPLEX_OPS:
         raise ValueError(f"{name} does not support {op} on complex tensors")
-    if (
-        tensor.dtype.is_floating_point is False
-        and tensor._data.dtype == np.bool_
-        and op is ReduceOp.AVG
-    ):
+    if tensor._data.dtype == np.bool_ and op is ReduceOp.AVG:
         raise ValueError(f"{name} does not support {op} on bool tensors")
     return op
 
