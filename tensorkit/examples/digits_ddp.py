@@ -12,6 +12,7 @@ prefix, so ``digits.load_model`` reads it) and checks that it reloads.
 from __future__ import annotations
 
 import argparse
+import sys
 import tempfile
 import time
 from collections.abc import Sequence
@@ -27,8 +28,9 @@ from tensorkit.utils.data import DataLoader, DistributedSampler
 
 def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
     """The digits example's options; ``--workers`` defaults to 0 (the ranks use the cores)."""
+    argv = sys.argv[1:] if argv is None else list(argv)
     args = digits.parse_args(argv)
-    if argv is None or "--workers" not in argv:
+    if not any(arg.startswith("--workers") for arg in argv):
         args.workers = 0
     return args
 
