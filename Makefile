@@ -10,7 +10,7 @@ PYTEST_ARGS ?= -n 2 --dist loadgroup
 LAB ?= 1
 LAB_PORT ?= 8888
 TOUR := notebooks/01_tour.ipynb
-TEST_EXTRAS ?= test,docs
+TEST_EXTRAS ?= test,docs,distributed
 LAB_ARGS ?= $(if $(filter 0,$(shell id -u)),--allow-root)
 
 .PHONY: run test docs lab charlm sine clean

@@ -220,6 +220,7 @@ _LAZY_SUBMODULES = (
     "profiler",
     "memory",
     "notebook",
+    "distributed",
 )
 
 

@@ -65,7 +65,7 @@ def test_uses_the_projects_venv_for_every_step(tmp_path: Path) -> None:
     assert result.returncode == 0, result.stderr
     assert "python: .venv/bin/python" in result.stdout and "Stand-in GPU" in result.stdout
     calls = log.read_text().splitlines()
-    assert sum(" -m pytest " in call for call in calls) == 3
+    assert sum(" -m pytest " in call for call in calls) == 4
     assert any("bench/bench_gpu.py --markdown" in call for call in calls)
     assert all(call.startswith(".venv/bin/python ") for call in calls)
     assert not (tmp_path / "python3.log").exists()

@@ -5,9 +5,9 @@
 >>> loss = nn.functional.cross_entropy(model(x), y)
 """
 
-from . import functional, init, modules, utils
+from . import functional, init, modules, parallel, utils
 from .modules import *  # noqa: F403
 from .parameter import Buffer, Parameter
 
-__all__ = ["Buffer", "Parameter", "functional", "init", "utils"]
+__all__ = ["Buffer", "Parameter", "functional", "init", "parallel", "utils"]
 __all__ += modules.__all__

@@ -6,7 +6,15 @@ each op (``"synchronized"``). Every report states the mode.
 """
 
 from .events import TIMING_MODE
+from .merge import merge_traces
 from .profile import profile, record_function
 from .report import EventAverage, KeyAverages
 
-__all__ = ["TIMING_MODE", "EventAverage", "KeyAverages", "profile", "record_function"]
+__all__ = [
+    "TIMING_MODE",
+    "EventAverage",
+    "KeyAverages",
+    "merge_traces",
+    "profile",
+    "record_function",
+]

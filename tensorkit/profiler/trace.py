@@ -7,13 +7,15 @@ above them); ``record_function`` ranges on thread 0 (ranges nest; ops never over
 Memory is a counter event (``ph: "C"``) after each op. The GPU work of CUDA ops (CUDA
 events) is on a track of its own per device (thread 100 + the device index), placed by
 ``gpu_start_ns``; the op's args carry ``gpu_time_us`` too. The timing mode is in
-``otherData``.
+``otherData``, with the host clock at time 0 (``start_ns``) and, under tk.distributed, the
+rank and world size, which ``merge_traces`` reads.
 """
 
 from __future__ import annotations
 
 import json
 import os
+import sys
 from typing import Any
 
 PID = os.getpid()
@@ -116,12 +118,19 @@ def trace_events(prof: Any) -> list[dict]:
     return events
 
 
+def _rank() -> dict[str, int]:
+    """This process's rank and world size when tk.distributed is initialized, else nothing."""
+    distributed = sys.modules.get("tensorkit.distributed")
+    if distributed is None or not distributed.is_initialized():
+        return {}
+    return {"rank": distributed.get_rank(), "world_size": distributed.get_world_size()}
+
+
 def export_chrome_trace(prof: Any, path: str) -> None:
     """Write ``{"traceEvents": [...]}`` to ``path``."""
-    document = {
-        "traceEvents": trace_events(prof),
-        "displayTimeUnit": "ms",
-        "otherData": {"timing": prof.timing_mode, "cuda_timing": prof.cuda_timing},
-    }
+    other: dict[str, Any] = {"timing": prof.timing_mode, "cuda_timing": prof.cuda_timing}
+    other["start_ns"] = prof.start_ns  # the host clock at ts 0, for merge_traces
+    other.update(_rank())
+    document = {"traceEvents": trace_events(prof), "displayTimeUnit": "ms", "otherData": other}
     with open(path, "w", encoding="utf-8") as f:
         json.dump(document, f)

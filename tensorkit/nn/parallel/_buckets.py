@@ -1,0 +1,69 @@
+"""Gradient buckets of DistributedDataParallel: parameters in reverse order, grouped by dtype
+and device up to a byte cap, each with one flat buffer that is all-reduced as a whole."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+from ...tensor import Tensor, wrap
+
+__all__ = ["Bucket", "make_buckets"]
+
+FIRST_BUCKET_BYTES = 1024 * 1024  # torch's first bucket is small, so communication starts early
+
+
+@dataclass(eq=False)
+class Bucket:
+    """Parameters whose gradients travel together in ``buffer`` (a flat tensor)."""
+
+    params: list[Tensor]
+    offsets: list[int]
+    buffer: Tensor
+    pending: int = 0  # parameters whose gradient has not arrived this iteration
+    work: Any = None  # the all-reduce in flight
+    ready: list[bool] = field(default_factory=list)  # its gradient is in the buffer
+    used: list[bool] = field(default_factory=list)  # this rank's forward used it
+
+    def slot(self, index: int) -> Any:
+        """The part of the buffer (an array) that holds parameter ``index``'s gradient."""
+        param = self.params[index]
+        start = self.offsets[index]
+        return self.buffer._data[start : start + param.numel()].reshape(param._data.shape)
+
+    def reset(self) -> None:
+        self.pending = len(self.params)
+        self.work = None
+        self.ready = [False] * len(self.params)
+        self.used = [False] * len(self.params)
+
+
+def make_buckets(params: list[Tensor], cap_bytes: int) -> list[Bucket]:
+    """Buckets over ``params`` taken in reverse order (the order backward produces them)."""
+    groups: list[list[Tensor]] = []
+    sizes: list[int] = []
+    keys: list[tuple] = []
+    for param in reversed(params):
+        key = (param.dtype, param.device)
+        limit = min(FIRST_BUCKET_BYTES, cap_bytes) if len(groups) == 1 else cap_bytes
+        if groups and keys[-1] == key and sizes[-1] + param.nbytes <= limit:
+            groups[-1].append(param)
+            sizes[-1] += param.nbytes
+        else:
+            groups.append([param])
+            sizes.append(param.nbytes)
+            keys.append(key)
+    return [_bucket(group) for group in groups]
+
+
+def _bucket(params: list[Tensor]) -> Bucket:
+    offsets = []
+    total = 0
+    for param in params:
+        offsets.append(total)
+        total += param.numel()
+    xp = params[0]._device.xp
+    buffer = wrap(xp.zeros(total, dtype=params[0]._data.dtype), params[0]._device)
+    bucket = Bucket(params, offsets, buffer)
+    bucket.reset()
+    return bucket

@@ -1,0 +1,24 @@
+"""Smoke run of bench/bench_distributed.py: it launches its ranks and prints both rows."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+pytest.importorskip("mpi4py", reason="tensorkit.distributed's tests need mpi4py (and mpich)")
+pytestmark = pytest.mark.xdist_group("distributed")
+
+BENCH = Path(__file__).resolve().parents[2] / "bench" / "bench_distributed.py"
+
+
+def test_quick_run_prints_both_workloads() -> None:
+    proc = subprocess.run(
+        [sys.executable, str(BENCH), "--quick"], capture_output=True, text=True, timeout=120
+    )
+    assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-3000:]
+    assert "| all_reduce 16 MB float32, 2 ranks |" in proc.stdout
+    assert "x bandwidth |" in proc.stdout and "x time |" in proc.stdout
+    assert "hidden) | one process, same batch:" in proc.stdout
