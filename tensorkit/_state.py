@@ -17,6 +17,8 @@
 - ``phase``: "forward", or "backward" while the engine runs a gradient rule.
 - ``module_path``: names of the nn modules whose forward is running, outermost first.
 - ``anomaly``: ``detect_anomaly`` is on.
+- ``tracer``: the ``tk.jit`` capture running (a ``jit.capture.Tracer``), or None: value reads,
+  in-place writes and random draws tell it what an op observer cannot see.
 """
 
 from __future__ import annotations
@@ -35,6 +37,7 @@ backward_node: Any = None
 module_path: list[str] = []
 anomaly: bool = False
 anomaly_check_nan: bool = True
+tracer: Any = None
 
 
 def add_observer(observer: Any) -> None:

@@ -10,7 +10,8 @@ from typing import Any
 
 import numpy as np
 
-from ._backend import as_device, device
+from . import _state
+from ._backend import as_device, device, device_of_array
 from ._dtype import dtype, get_default_dtype, int64
 from .ops.creation import allocate, parse_shape
 from .tensor import Tensor, wrap
@@ -119,6 +120,8 @@ def set_rng_state(new_state: Tensor) -> None:
 
 def generator_for(target: device, generator: Generator | None) -> Any:
     """The array-library generator to sample with on ``target``."""
+    if _state.tracer is not None:
+        _state.tracer.random_requested()
     if generator is not None:
         if generator.device is not target:
             raise RuntimeError(
@@ -151,6 +154,9 @@ def _sample(
     rng = generator_for(target, generator)
     data = allocate(lambda: sampler(rng, shape), shape, target_dtype.np, target)
     out = wrap(data.astype(target_dtype.np, copy=False), target)
+    if _state.tracer is not None and generator is None and name in ("rand", "randn"):
+        attrs = {"shape": shape, "dtype": target_dtype, "device": str(target)}
+        _state.tracer.random_made(out, name, (), attrs)
     if requires_grad:
         out.requires_grad_(True)
     return out
@@ -330,7 +336,20 @@ def bernoulli(
     probabilities = input._data if p is None else p
     rng = generator_for(input.device, generator)
     draws = rng.random(input.shape) < probabilities
-    return wrap(draws.astype(input._data.dtype), input.device)
+    out = wrap(draws.astype(input._data.dtype), input.device)
+    if _state.tracer is not None and generator is None:
+        _state.tracer.random_made(out, "bernoulli", (input,), {"p": p})
+    return out
+
+
+def redraw(kind: str, inputs: list, attrs: dict) -> Any:
+    """Draw again, as an array, what a sampler drew during a ``tk.jit`` capture (``kind``
+    is "rand", "randn" or "bernoulli"; see ``Tracer.random_made``)."""
+    if kind == "bernoulli":
+        dev = device_of_array(inputs[0])
+        return bernoulli(wrap(inputs[0], dev), attrs["p"])._data
+    sampler = rand if kind == "rand" else randn
+    return sampler(attrs["shape"], dtype=attrs["dtype"], device=attrs["device"])._data
 
 
 def multinomial(

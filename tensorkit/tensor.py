@@ -386,9 +386,13 @@ class Tensor:
                     "Tensor.cpu() to copy the tensor to host memory first."
                 )
             return to_device_array(self._data, cpu)
+        if _state.tracer is not None:
+            _state.tracer.value_read(self, "numpy()")
         return self._data
 
     def item(self) -> Any:
+        if _state.tracer is not None:
+            _state.tracer.value_read(self, "item()")
         if self._data.size != 1:
             raise RuntimeError(
                 f"a Tensor with {self._data.size} elements cannot be converted to Scalar"
@@ -396,6 +400,8 @@ class Tensor:
         return self._data.reshape(()).item()
 
     def tolist(self) -> Any:
+        if _state.tracer is not None:
+            _state.tracer.value_read(self, "tolist()")
         return to_device_array(self._data, cpu).tolist()
 
     # ---------------------------------------------------------------- Python protocols
@@ -410,6 +416,8 @@ class Tensor:
         return iter(self.unbind(0))
 
     def __bool__(self) -> bool:
+        if _state.tracer is not None:
+            _state.tracer.value_read(self, "__bool__()")
         if self._data.size != 1:
             amount = "more than one value" if self._data.size else "no values"
             raise RuntimeError(f"Boolean value of Tensor with {amount} is ambiguous")
@@ -426,6 +434,8 @@ class Tensor:
 
     def _scalar(self) -> Any:
         """The one element, for the Python number protocols (PyTorch's ValueError otherwise)."""
+        if _state.tracer is not None:
+            _state.tracer.value_read(self, "__float__() / __int__()")
         if self._data.size != 1:
             raise ValueError("only one element tensors can be converted to Python scalars")
         return self._data.reshape(()).item()

@@ -20,7 +20,13 @@ from ._promotion import cast, common, common_tensors
 
 Operand = Tensor | bool | int | float | complex
 
-_NEXTAFTER = OpDef("nextafter", lambda xp, a, b: xp.nextafter(a, b), None, promote=COMMON)
+_NEXTAFTER = OpDef(
+    "nextafter",
+    lambda xp, a, b: xp.nextafter(a, b),
+    None,
+    promote=COMMON,
+    key="array_api.nextafter",
+)
 
 
 def clip(x: Tensor, /, min: Operand | None = None, max: Operand | None = None) -> Tensor:

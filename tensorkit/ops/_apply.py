@@ -36,6 +36,9 @@ FLOAT = "float"  # common dtype, and integers/bool become the default float (exp
 # What a gradient rule needs kept from the forward pass:
 SAVE_NONE, SAVE_INPUTS, SAVE_OUTPUT, SAVE_BOTH = 0, 1, 2, 3
 
+# Every OpDef by its key: how tk.jit's graphs name ops, and how a saved graph finds them.
+OPS: dict[str, OpDef] = {}
+
 
 class OpDef:
     """One operation: its name, its forward on arrays and its gradient rule.
@@ -45,6 +48,9 @@ class OpDef:
     node, giving ``ctx.saved_tensors``, ``ctx.attrs`` and ``ctx.needs_input_grad``.
     ``outputs`` is 1, or -1 for an op returning a tuple; ``view`` marks ops whose output shares
     its first input's storage; ``moves_device`` marks the op whose output lives elsewhere.
+
+    ``key`` names the op in ``OPS`` (tk.jit's graphs and saved files): its ``name`` unless
+    two ops share a name; a key already taken raises.
 
     ``array_rule(ctx, xp, *grads)`` is an optional copy of the rule's arithmetic on raw arrays
     (reading ``ctx.saved_arrays()``), which the engine runs for a first-order backward that
@@ -57,6 +63,7 @@ class OpDef:
         "array_rule",
         "backward",
         "forward",
+        "key",
         "moves_device",
         "name",
         "node_class",
@@ -80,8 +87,13 @@ class OpDef:
         node_name: str | None = None,
         moves_device: bool = False,
         array_rule: Callable | None = None,
+        key: str | None = None,
     ) -> None:
         self.name = name
+        self.key = key or name
+        if self.key in OPS:
+            raise ValueError(f"an op with key {self.key!r} exists already: {OPS[self.key]!r}")
+        OPS[self.key] = self
         self.node_name = node_name or "".join(p.capitalize() for p in name.split("_")) + "Backward0"
         self.node_class = node_class(self.node_name)
         self.forward = forward

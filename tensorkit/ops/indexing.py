@@ -156,7 +156,7 @@ def _slice_backward_forward(xp: Any, g: Any, shape: tuple, index: tuple) -> Any:
     return out
 
 
-def _view_op(name: str, node_name: str) -> OpDef:
+def _view_op(name: str, node_name: str, key: str | None = None) -> OpDef:
     """A basic-index view op; the variants differ only in the names they record."""
     return OpDef(
         name,
@@ -164,10 +164,11 @@ def _view_op(name: str, node_name: str) -> OpDef:
         lambda ctx, g: slice_backward(g, ctx.input_meta[0][0], ctx.attrs["index"]),
         view=True,
         node_name=node_name,
+        key=key,
     )
 
 
-_GETITEM_VIEW = _view_op("slice", "SliceBackward0")
+_GETITEM_VIEW = _view_op("slice", "SliceBackward0", key="getitem_slice")
 _VIEW_OPS = {
     int: _view_op("select", "SelectBackward0"),
     slice: _GETITEM_VIEW,
@@ -1060,7 +1061,11 @@ def _index_put_acc_rule(ctx: Any, g: Tensor) -> tuple:
 
 
 _INDEX_PUT_ACC = OpDef(
-    "index_put", _index_put_acc_forward, _index_put_acc_rule, node_name="IndexPutBackward0"
+    "index_put",
+    _index_put_acc_forward,
+    _index_put_acc_rule,
+    node_name="IndexPutBackward0",
+    key="index_put_accumulate",
 )
 
 

@@ -103,6 +103,8 @@ def _torch_name(np_dtype: Any) -> str:
 def inplace_update(tensor: Tensor, result: Tensor, op_name: str) -> Tensor:
     """Write ``result`` into ``tensor``'s storage and give ``tensor`` the result's history."""
     _check_target(tensor, result, op_name)
+    if _state.tracer is not None:
+        _state.tracer.before_inplace(tensor, result, op_name)
     base = tensor._base
     recording = _state.grad_enabled and (
         result._requires_grad or tensor._requires_grad or (base is not None and base._requires_grad)

@@ -1,0 +1,476 @@
+"""Capture: one call of a function recorded into a :class:`~tensorkit.jit.ir.Graph`.
+
+The :class:`Tracer` is an op observer (the channel the Tape uses): every op the call runs,
+forward and the gradient rules a backward runs, becomes a node. Three more events reach it
+through ``_state.tracer``, which tensorkit checks where they happen: a tensor's value read
+into Python (``item()``, ``bool(t)``, ``tolist()``, ``numpy()``...), an in-place write
+(``ops.inplace.inplace_update``) and a random draw (``tensorkit.random``). A value read is a
+*graph break*: a replay computes no Python, so the graph is only valid while that value does
+not steer the call; ``tk.jit.trace`` warns (``TracerWarning``) and ``tk.compile`` runs such a
+call eagerly and lists the break in ``tk.jit.explain``.
+
+Tensors the call meets that no op made are placeholders: its arguments and a module's
+parameters and buffers (registered before the call), and others found on first use: a tensor
+that outlives the call is *external* (optimizer state, a tensor from a closure: a replay reads
+its current value), one made and dropped inside it is a *constant* (its value when first
+read).
+"""
+
+from __future__ import annotations
+
+import warnings
+import weakref
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+from .. import _state
+from .._callsite import display_site, user_call_site
+from ..ops._apply import OPS, OpDef, unwrap
+from ..tensor import Tensor, wrap
+from .ir import (
+    BUFFER,
+    CONSTANT,
+    EXTERNAL,
+    GRAD_OUTPUT,
+    INPUT,
+    PARAMETER,
+    Graph,
+    Mutation,
+    Node,
+    Placeholder,
+    Ref,
+    Value,
+)
+
+__all__ = ["GraphBreak", "TracerWarning", "Tracer", "TracingError", "flatten", "unflatten"]
+
+
+class TracerWarning(UserWarning):
+    """A traced call did something a replay cannot repeat (it read a tensor's value)."""
+
+
+class TracingError(RuntimeError):
+    """A call cannot be captured (an in-place write to a view, an object the IR cannot hold)."""
+
+
+@dataclass(frozen=True)
+class GraphBreak:
+    """Where and why a capture cannot stand for the call: ``kind`` is "value_read",
+    "random", "function", "inplace_view" or "unsupported"; ``site`` the user's call site."""
+
+    kind: str
+    reason: str
+    site: str
+
+    def __str__(self) -> str:
+        return f"{self.reason} (at {self.site})" if self.site else self.reason
+
+
+def _site() -> str:
+    return display_site(user_call_site()) or ""
+
+
+def value_meta(tensor: Tensor, value_id: int) -> Value:
+    data = tensor._data
+    return Value(
+        value_id, tuple(data.shape), data.dtype.name, str(tensor._device), tensor._requires_grad
+    )
+
+
+class Tracer:
+    """An op observer building one :class:`Graph` (use as a context manager)."""
+
+    def __init__(self, *, warn: bool = False) -> None:
+        self.graph = Graph()
+        self.warn = warn
+        self._next_id = 0
+        self._by_tensor: dict[int, tuple[Any, int]] = {}  # id(tensor) -> (weakref, value id)
+        self._by_array: dict[int, tuple[Any, int]] = {}  # id(array) -> (array, value id)
+        self._found: list[tuple[Any, int, int]] = []  # (weakref, placeholder, version) found
+        self._snapshots: dict[int, Any] = {}  # placeholder index -> its array before a write
+        self._strong: list[Tensor] = []  # registered placeholders, kept alive for the replay
+        self._placeholder_refs: list[Any] = []  # per placeholder, a weakref to its tensor
+        self._placeholder_by_tensor: dict[int, int] = {}  # id(tensor) -> placeholder index
+        self._grad_before: dict[int, Any] = {}  # placeholder index -> its .grad when met
+        self._forward_sites: dict[int, str] = {}  # id(autograd node) -> its op's call site
+        self._pending_draws = 0
+        self._previous: Any = None
+
+    # ------------------------------------------------------------------ registering
+    def add_placeholder(self, tensor: Tensor, kind: str, name: str) -> int:
+        """Make ``tensor`` a placeholder of ``kind``; returns its value id."""
+        value_id = self._new_id()
+        self._placeholder_by_tensor[id(tensor)] = len(self.graph.placeholders)
+        self._placeholder_refs.append(weakref.ref(tensor))
+        if tensor._requires_grad:
+            self._grad_before[len(self.graph.placeholders)] = tensor.grad
+        self.graph.placeholders.append(Placeholder(value_meta(tensor, value_id), kind, name))
+        self._bind(tensor, value_id)
+        if kind in (INPUT, PARAMETER, BUFFER, GRAD_OUTPUT):
+            self._strong.append(tensor)
+        return value_id
+
+    def _new_id(self) -> int:
+        self._next_id += 1
+        return self._next_id - 1
+
+    def _bind(self, tensor: Tensor, value_id: int) -> None:
+        self._by_tensor[id(tensor)] = (weakref.ref(tensor), value_id)
+        self._by_array[id(tensor._data)] = (tensor._data, value_id)
+
+    def known_value(self, tensor: Tensor) -> int | None:
+        """The value id ``tensor`` holds now, or None for a tensor not met yet."""
+        entry = self._by_tensor.get(id(tensor))
+        if entry is not None and entry[0]() is tensor:
+            return entry[1]
+        entry = self._by_array.get(id(tensor._data))
+        if entry is not None and entry[0] is tensor._data:  # a detached or rewrapped tensor
+            return entry[1]
+        return None
+
+    def computed_value(self, tensor: Tensor, what: str) -> int:
+        """The value id of a tensor the call computed (a gradient); raises if none did."""
+        value_id = self.known_value(tensor)
+        if value_id is None:
+            raise TracingError(f"tk.jit could not follow how {what} was computed")
+        return value_id
+
+    def value_of(self, tensor: Tensor) -> int:
+        """The value id ``tensor`` holds now (a new placeholder for a tensor not met yet)."""
+        value_id = self.known_value(tensor)
+        if value_id is not None:
+            return value_id
+        index = len(self.graph.placeholders)
+        value_id = self.add_placeholder(tensor, EXTERNAL, f"tensor read at {_site()}")
+        counter = tensor._version_counter
+        self._found.append((weakref.ref(tensor), index, 0 if counter is None else counter.value))
+        self._snapshots[index] = tensor._data  # replaced by a copy before any write
+        return value_id
+
+    def placeholder_tensor(self, index: int) -> Tensor | None:
+        """The live tensor of a registered or found placeholder (None once it is gone)."""
+        return self._placeholder_refs[index]()
+
+    # ------------------------------------------------------------------ observer protocol
+    def __enter__(self) -> Tracer:
+        if _state.tracer is not None:
+            raise TracingError("tk.jit cannot capture a call while another capture is running")
+        self._previous = _state.tracer
+        _state.tracer = self
+        _state.add_observer(self)
+        return self
+
+    def __exit__(self, *exc: Any) -> None:
+        _state.remove_observer(self)
+        _state.tracer = self._previous
+
+    def op_started(self, event: Any) -> None:
+        op = event.op
+        if not _registered(op):
+            return  # a custom Function: op_finished records it as opaque
+        arrays, _, _ = unwrap(op, event.inputs)
+        event.records["jit_cast"] = _cast_of(event.inputs, arrays)
+
+    def op_finished(self, event: Any) -> None:
+        op = event.op
+        if op is None:
+            return  # a backward node's summary event: its ops were seen one by one
+        outputs = tuple(t for t in event.outputs if isinstance(t, Tensor))
+        args = tuple(self._arg(x) for x in event.inputs)
+        out_values = []
+        for tensor in outputs:
+            value_id = self._new_id()
+            out_values.append(value_meta(tensor, value_id))
+            self._bind(tensor, value_id)
+        known = _registered(op)
+        if event.phase == "backward":  # a gradient rule's op: where its forward op was called
+            site = self._forward_sites.get(id(event.backward_node), "")
+        else:
+            site = _site()
+            if event.node is not None:
+                self._forward_sites[id(event.node)] = site
+        node = Node(
+            op=op.key if known else op.name,
+            args=args,
+            attrs=dict(event.attrs),
+            outputs=tuple(out_values),
+            site=site,
+            module=event.module_path,
+            phase=event.phase,
+            cast=event.records.pop("jit_cast", None) if known else None,
+            kind="op" if known else "function",
+            multi_output=getattr(op, "outputs", len(outputs)) != 1,
+        )
+        self.graph.nodes.append(node)
+        if not known:
+            node.attrs = {"function": op}
+            self.graph.breaks.append(
+                GraphBreak(
+                    "function",
+                    f"custom autograd.Function {op.name} is kept as an opaque node; "
+                    "its backward is not captured",
+                    node.site,
+                )
+            )
+
+    def _arg(self, x: Any) -> Any:
+        if isinstance(x, Tensor):
+            return Ref(self.value_of(x))
+        if isinstance(x, np.generic):
+            return x.item()
+        return x
+
+    # ------------------------------------------------------------------ other events
+    def value_read(self, tensor: Tensor, how: str) -> None:
+        """``tensor``'s value is read into Python by ``how`` (for example "item()")."""
+        site = _site()
+        reason = f"Tensor.{how} reads a tensor's value into Python"
+        self.graph.breaks.append(GraphBreak("value_read", reason, site))
+        if self.warn:
+            warnings.warn(
+                f"{reason} at {site or 'an unknown call site'}: the trace treats it as a "
+                "constant and will not follow a different value (a TracerWarning, as "
+                "torch.jit.trace gives)",
+                TracerWarning,
+                stacklevel=3,
+            )
+
+    def before_inplace(self, tensor: Tensor, result: Tensor, op_name: str) -> None:
+        """``result`` is about to be written into ``tensor``'s storage by ``op_name``."""
+        if tensor._base is not None:
+            self.graph.breaks.append(
+                GraphBreak(
+                    "inplace_view",
+                    f"{op_name} writes in place into a view of another tensor "
+                    f"(shape {list(tensor.shape)}); tk.jit does not capture writes to views",
+                    _site(),
+                )
+            )
+            return
+        target = self.value_of(tensor)
+        index = self.graph.placeholder_index(target)
+        if index is not None and index in self._snapshots:  # keep what it held before
+            self._snapshots[index] = tensor._data.copy()
+        written = self.value_of(result)
+        mutated = self._root_placeholder(tensor)
+        self._bind(tensor, written)
+        if mutated is not None and self.graph.placeholders[mutated].kind != CONSTANT:
+            self.graph.mutations = [m for m in self.graph.mutations if m.placeholder != mutated]
+            self.graph.mutations.append(Mutation(mutated, written))
+
+    def _root_placeholder(self, tensor: Tensor) -> int | None:
+        """The placeholder whose tensor object this is (its storage outlives the call)."""
+        index = self._placeholder_by_tensor.get(id(tensor))
+        if index is not None and self._placeholder_refs[index]() is tensor:
+            return index
+        return None
+
+    def random_requested(self) -> None:
+        """A sampler asked for a generator: a draw is coming (see ``random_made``)."""
+        self._pending_draws += 1
+
+    def random_made(self, out: Tensor, kind: str, args: tuple, attrs: dict) -> None:
+        """A supported sampler drew ``out``: a "random" node (drawn again on each replay)."""
+        self._pending_draws -= 1
+        value_id = self._new_id()
+        self.graph.nodes.append(
+            Node(
+                op=kind,
+                args=tuple(self._arg(a) for a in args),
+                attrs=attrs,
+                outputs=(value_meta(out, value_id),),
+                site=_site(),
+                module=".".join(_state.module_path),
+                phase=_state.phase,
+                kind="random",
+            )
+        )
+        self._bind(out, value_id)
+
+    # ------------------------------------------------------------------ training graphs
+    def record_leaf_grads(self) -> None:
+        """Note each placeholder whose ``.grad`` the call replaced (a step that ran its own
+        backward, or zeroed the gradients)."""
+        for index, ref in enumerate(self._placeholder_refs):
+            tensor = ref()
+            if tensor is None or index not in self._grad_before:
+                continue
+            grad = tensor.grad
+            if grad is not self._grad_before[index]:
+                self.graph.leaf_grads[index] = (
+                    None if grad is None else self.computed_value(grad, f"the .grad of {index}")
+                )
+
+    def capture_backward(self, outputs: list[Tensor], autograd_grad: Any) -> None:
+        """Record the gradient rules from ``outputs`` to every placeholder that requires
+        grad, as ``graph.backward`` (see ``capture``)."""
+        graph = self.graph
+        targets = [
+            (index, tensor)
+            for index, ref in enumerate(self._placeholder_refs)
+            if (tensor := ref()) is not None and tensor._requires_grad
+        ]
+        if not targets:
+            return
+        seeds = []
+        for number, out in enumerate(outputs):
+            seed = wrap(out._device.xp.ones(out._data.shape, out._data.dtype), out._device)
+            self.add_placeholder(seed, GRAD_OUTPUT, f"gradient of output {number}")
+            seeds.append(seed)
+        graph.grad_outputs = [Ref(self.value_of(out)) for out in outputs]
+        start = len(graph.nodes)
+        grads = autograd_grad(
+            outputs, [t for _, t in targets], seeds, retain_graph=True, allow_unused=True
+        )
+        graph.backward = graph.nodes[start:]
+        del graph.nodes[start:]
+        for (index, _), g in zip(targets, grads, strict=True):
+            if g is not None:
+                name = graph.placeholders[index].name
+                graph.grads[index] = self.computed_value(g, f"the gradient of {name}")
+
+    # ------------------------------------------------------------------ finishing
+    def finish(self) -> Graph:
+        """Settle the placeholders found during the call (external or constant) and the
+        random draws no op recorded; returns the graph."""
+        graph = self.graph
+        for ref, index, _version in self._found:
+            placeholder = graph.placeholders[index]
+            tensor = ref()
+            if tensor is None:
+                placeholder.kind = CONSTANT
+                placeholder.name = placeholder.name.replace("tensor read", "constant made")
+                graph.constants[placeholder.value.id] = self._snapshots[index]
+            else:
+                self._strong.append(tensor)
+        constant = {i for i, p in enumerate(graph.placeholders) if p.kind == CONSTANT}
+        graph.mutations = [m for m in graph.mutations if m.placeholder not in constant]
+        if self._pending_draws > 0:
+            graph.breaks.append(
+                GraphBreak(
+                    "random",
+                    f"{self._pending_draws} random draw(s) by a sampler tk.jit does not "
+                    "capture (it captures rand, randn, their _like forms and bernoulli)",
+                    "",
+                )
+            )
+        return graph
+
+    def placeholder_tensors(self) -> list[Tensor | None]:
+        """Per placeholder, the live tensor a replay reads (None for constants)."""
+        return [
+            None if p.kind == CONSTANT else self.placeholder_tensor(i)
+            for i, p in enumerate(self.graph.placeholders)
+        ]
+
+
+def _registered(op: Any) -> bool:
+    """Whether ``op`` is an OpDef of the table (not a custom Function's op)."""
+    return isinstance(op, OpDef) and OPS.get(op.key) is op
+
+
+def _cast_of(inputs: tuple, arrays: list) -> str | None:
+    """The dtype ``unwrap`` promoted the tensor inputs to, if it changed any."""
+    for x, array in zip(inputs, arrays, strict=True):
+        if isinstance(x, Tensor) and array.dtype != x._data.dtype:
+            return array.dtype.name
+    return None
+
+
+# ---------------------------------------------------------------------- structures
+def flatten(obj: Any) -> tuple[list, Any]:
+    """The leaves of nested tuples, lists and dicts (str keys) and a spec to rebuild them."""
+    if isinstance(obj, tuple | list):
+        leaves: list = []
+        specs = []
+        for item in obj:
+            sub_leaves, sub_spec = flatten(item)
+            leaves += sub_leaves
+            specs.append(sub_spec)
+        return leaves, ["tuple" if isinstance(obj, tuple) else "list", specs]
+    if isinstance(obj, dict):
+        leaves = []
+        specs = []
+        for key, item in obj.items():
+            if not isinstance(key, str):
+                raise TracingError(
+                    f"tk.jit captures dicts with str keys only, got a {type(key).__name__} key"
+                )
+            sub_leaves, sub_spec = flatten(item)
+            leaves += sub_leaves
+            specs.append([key, sub_spec])
+        return leaves, ["dict", specs]
+    return [obj], "leaf"
+
+
+def unflatten(leaves: list, spec: Any) -> Any:
+    """Rebuild what ``flatten`` took apart."""
+    iterator = iter(leaves)
+
+    def build(s: Any) -> Any:
+        if s == "leaf":
+            return next(iterator)
+        kind, items = s
+        if kind == "dict":
+            return {key: build(sub) for key, sub in items}
+        built = [build(sub) for sub in items]
+        return tuple(built) if kind == "tuple" else built
+
+    return build(spec)
+
+
+# ---------------------------------------------------------------------- one call
+@dataclass
+class Capture:
+    """What ``capture`` returns: the graph, the live tensor of every placeholder (None for
+    constants), the call's own (eager) result, and the input spec of its arguments."""
+
+    graph: Graph
+    tensors: list[Tensor | None]
+    result: Any
+    input_spec: Any
+
+
+def capture(
+    fn: Any, args: tuple, kwargs: dict, module: Any = None, *, warn: bool = False
+) -> Capture:
+    """Run ``fn(*args, **kwargs)`` once, eagerly, recording it.
+
+    The call's tensor arguments become INPUT placeholders (in ``flatten`` order), the
+    ``module``'s parameters and buffers PARAMETER and BUFFER ones. When grad mode is on and
+    an output requires grad, the backward of the outputs is captured too, ahead of time:
+    ``autograd.grad`` runs under the tracer from GRAD_OUTPUT placeholders (keeping the eager
+    graph, so the returned result still backpropagates), and its ops become
+    ``graph.backward``. A call that runs a backward itself (a whole training step) records
+    it among its nodes, and what it leaves in ``.grad`` in ``graph.leaf_grads``.
+    """
+    from ..autograd import grad as autograd_grad
+    from ..autograd.grad_mode import is_grad_enabled
+
+    tracer = Tracer(warn=warn)
+    leaves, input_spec = flatten((list(args), kwargs))
+    for position, leaf in enumerate(leaves):
+        if isinstance(leaf, Tensor):
+            tracer.add_placeholder(leaf, INPUT, f"input {position}")
+    if module is not None:
+        for name, parameter in module.named_parameters():
+            tracer.add_placeholder(parameter, PARAMETER, name)
+        for name, buffer in module.named_buffers():
+            tracer.add_placeholder(buffer, BUFFER, name)
+    with tracer:
+        result = fn(*args, **kwargs)
+        out_leaves, output_spec = flatten(result)
+        graph = tracer.graph
+        graph.outputs = [
+            Ref(tracer.value_of(t)) if isinstance(t, Tensor) else t for t in out_leaves
+        ]
+        graph.output_spec = output_spec
+        tracer.record_leaf_grads()
+        ran_backward = any(node.phase == "backward" for node in graph.nodes)
+        differentiable = [t for t in out_leaves if isinstance(t, Tensor) and t.requires_grad]
+        if is_grad_enabled() and differentiable and not ran_backward:
+            tracer.capture_backward(differentiable, autograd_grad)
+    tracer.finish()
+    return Capture(graph, tracer.placeholder_tensors(), result, input_spec)

@@ -1,0 +1,21 @@
+"""Passes over the IR, each one function with one job, run in this order by ``optimize``:
+dead-code elimination, common-subexpression elimination, constant folding, elementwise
+fusion; memory planning happens while lowering (``memory.last_uses``)."""
+
+from __future__ import annotations
+
+from ..ir import Graph
+from .constant_fold import fold_constants
+from .cse import eliminate_common_subexpressions
+from .dce import eliminate_dead_code
+
+__all__ = ["optimize"]
+
+
+def optimize(graph: Graph) -> Graph:
+    """The passes in order, each on the result of the one before (the graph is changed in
+    place and returned)."""
+    graph = eliminate_dead_code(graph)
+    graph = eliminate_common_subexpressions(graph)
+    graph = fold_constants(graph)
+    return eliminate_dead_code(graph)

@@ -1,0 +1,136 @@
+"""Lowering: a list of IR nodes becomes one generated Python function over arrays.
+
+The function takes the input arrays as arguments, calls each op's array forward (the OpDef's
+own ``forward(xp, *arrays, **attrs)``, the code eager runs) with its arguments bound to local
+variables, drops each array after its last use (``passes.memory``), and returns the wanted
+arrays: no Tensor wrappers, no dtype promotion at run time (the casts the capture saw are
+written in), no graph nodes, no observers. Its source is built only from identifiers
+(``v12``, ``f3``, ``a3``); every op, constant and attribute is an object in the function's
+namespace, so nothing read from a file ever becomes code.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from typing import Any
+
+import numpy as np
+
+from .._backend import as_device
+from ..autograd.grad_mode import no_grad
+from ..ops._apply import OPS
+from ..tensor import Tensor, wrap
+from .ir import Node, Ref
+from .passes.memory import last_uses
+
+__all__ = ["Plan", "lower"]
+
+
+class Plan:
+    """A generated function: ``plan(*arrays) -> tuple of arrays``.
+
+    ``inputs`` and ``outputs`` are the value ids it takes and returns; ``source`` its text
+    (what ``tk.jit.explain`` and the workbench show)."""
+
+    def __init__(
+        self, function: Callable, source: str, inputs: list[int], outputs: list[int]
+    ) -> None:
+        self.function = function
+        self.source = source
+        self.inputs = inputs
+        self.outputs = outputs
+
+    def __call__(self, *arrays: Any) -> tuple:
+        return self.function(*arrays)
+
+
+def lower(
+    nodes: Sequence[Node],
+    inputs: Sequence[int],
+    outputs: Sequence[int],
+    constants: dict[int, Any],
+    name: str = "plan",
+) -> Plan:
+    """Generate the function that runs ``nodes`` from the ``inputs`` values to ``outputs``
+    (``constants``: value id -> array, bound by name)."""
+    namespace: dict[str, Any] = {"_array0": _array0}
+    lines = [f"def {name}({', '.join(f'v{i}' for i in inputs)}):"]
+    for value_id, array in constants.items():
+        namespace[f"v{value_id}"] = array
+    dying = last_uses(nodes, set(outputs))
+    for index, node in enumerate(nodes):
+        lines += ["    " + line for line in _statement(index, node, namespace)]
+        gone = [f"v{v}" for v in dying.get(index, ()) if v not in constants]
+        if gone:
+            lines.append(f"    del {', '.join(gone)}")
+    returned = "".join(f"v{v}, " for v in outputs)
+    lines.append(f"    return ({returned})")
+    source = "\n".join(lines) + "\n"
+    exec(compile(source, f"<tk.jit {name}>", "exec"), namespace)  # identifiers only
+    return Plan(namespace[name], source, list(inputs), list(outputs))
+
+
+def _statement(index: int, node: Node, namespace: dict) -> list[str]:
+    """The lines that compute ``node``'s outputs."""
+    args = []
+    for position, arg in enumerate(node.args):
+        if type(arg) is Ref:
+            args.append(f"v{arg.id}" if node.cast is None else f"v{arg.id}.astype(d{index})")
+        else:
+            constant = f"c{index}_{position}"
+            namespace[constant] = arg
+            args.append(constant)
+    if node.cast is not None:
+        namespace[f"d{index}"] = np.dtype(node.cast)
+    namespace[f"a{index}"] = node.attrs
+    call = _callee(index, node, namespace, args)
+    outs = [f"v{v.id}" for v in node.outputs]
+    if node.multi_output:
+        lines = [f"r{index} = {call}"] + [f"{o} = r{index}[{nr}]" for nr, o in enumerate(outs)]
+    else:
+        lines = [f"{outs[0]} = {call}"]
+    xp = f"xp{index}"
+    for value, out in zip(node.outputs, outs, strict=True):
+        if value.shape == ():  # NumPy gives scalars for 0-d results; tensors hold arrays
+            lines.append(f"{out} = _array0({out}, {xp})")
+    return lines
+
+
+def _callee(index: int, node: Node, namespace: dict, args: list[str]) -> str:
+    """The call expression of one node, with its op bound in ``namespace``."""
+    device = node.outputs[0].device if node.outputs else "cpu"
+    namespace[f"xp{index}"] = as_device(device).xp
+    joined = ", ".join(args)
+    if node.kind == "op":
+        namespace[f"f{index}"] = OPS[node.op].forward
+        return f"f{index}(xp{index}, {joined}{', ' if joined else ''}**a{index})"
+    if node.kind == "fused":
+        from .fusion import kernel_for
+
+        namespace[f"f{index}"] = kernel_for(node)
+        return f"f{index}(xp{index}, {joined})"
+    if node.kind == "random":
+        from ..random import redraw
+
+        namespace[f"f{index}"] = redraw
+        return f"f{index}({node.op!r}, [{joined}], a{index})"
+    if node.kind == "function":
+        namespace[f"f{index}"] = _run_function
+        return f"f{index}(a{index}['function'], [{joined}], {device!r})"
+    raise ValueError(f"node {index} ({node.op}) has unknown kind {node.kind!r}")
+
+
+def _array0(value: Any, xp: Any) -> Any:
+    return value if isinstance(value, xp.ndarray) else xp.asarray(value)
+
+
+def _run_function(op: Any, arrays: list, device_name: str) -> Any:
+    """A custom autograd.Function kept as an opaque node: its forward on Tensors."""
+    dev = as_device(device_name)
+    with no_grad():
+        result = op.function_class.apply(
+            *[wrap(a, dev) if hasattr(a, "shape") else a for a in arrays]
+        )
+    if isinstance(result, tuple):
+        return tuple(r._data if isinstance(r, Tensor) else r for r in result)
+    return result._data
