@@ -221,6 +221,7 @@ _LAZY_SUBMODULES = (
     "memory",
     "notebook",
     "distributed",
+    "jit",
 )
 
 
@@ -232,4 +233,9 @@ def __getattr__(name: str) -> object:
         module = importlib.import_module(f"{__name__}.{name}")
         globals()[name] = module
         return module
+    if name == "compile":  # torch.compile's place: tk.compile is tk.jit.compile
+        from .jit import compile as compile_function
+
+        globals()[name] = compile_function
+        return compile_function
     raise AttributeError(f"module 'tensorkit' has no attribute {name!r}")

@@ -8,7 +8,21 @@ generated function over arrays; ``runtime.py`` runs it and links it into autogra
 from __future__ import annotations
 
 from .capture import GraphBreak, TracerWarning, TracingError
+from .compiler import CompiledFunction, compile, config  # noqa: A004
+from .explain import ExplainOutput, explain
 from .ir import Graph
 from .trace import TracedFunction, trace
 
-__all__ = ["Graph", "GraphBreak", "TracedFunction", "TracerWarning", "TracingError", "trace"]
+__all__ = [
+    "CompiledFunction",
+    "ExplainOutput",
+    "Graph",
+    "GraphBreak",
+    "TracedFunction",
+    "TracerWarning",
+    "TracingError",
+    "compile",
+    "config",
+    "explain",
+    "trace",
+]

@@ -95,6 +95,8 @@ class Tracer:
         self._placeholder_by_tensor: dict[int, int] = {}  # id(tensor) -> placeholder index
         self._grad_before: dict[int, Any] = {}  # placeholder index -> its .grad when met
         self._forward_sites: dict[int, str] = {}  # id(autograd node) -> its op's call site
+        self._view_root: dict[int, int] = {}  # a view's value id -> the value it views
+        self._stale: set[int] = set()  # views of a tensor written in place after they were made
         self._pending_draws = 0
         self._previous: Any = None
 
@@ -179,11 +181,17 @@ class Tracer:
             return  # a backward node's summary event: its ops were seen one by one
         outputs = tuple(t for t in event.outputs if isinstance(t, Tensor))
         args = tuple(self._arg(x) for x in event.inputs)
+        if getattr(op, "view", False) and args and type(args[0]) is Ref:
+            root = self._view_root.get(args[0].id, args[0].id)
+        else:
+            root = None
         out_values = []
         for tensor in outputs:
             value_id = self._new_id()
             out_values.append(value_meta(tensor, value_id))
             self._bind(tensor, value_id)
+            if root is not None:
+                self._view_root[value_id] = root
         known = _registered(op)
         if event.phase == "backward":  # a gradient rule's op: where its forward op was called
             site = self._forward_sites.get(id(event.backward_node), "")
@@ -217,7 +225,18 @@ class Tracer:
 
     def _arg(self, x: Any) -> Any:
         if isinstance(x, Tensor):
-            return Ref(self.value_of(x))
+            value_id = self.value_of(x)
+            if value_id in self._stale:
+                self._stale.discard(value_id)  # one break per stale view is enough
+                self.graph.breaks.append(
+                    GraphBreak(
+                        "inplace_view",
+                        "a view is read after the tensor it views was written in place "
+                        f"(shape {list(x.shape)}); tk.jit does not follow aliasing",
+                        _site(),
+                    )
+                )
+            return Ref(value_id)
         if isinstance(x, np.generic):
             return x.item()
         return x
@@ -250,6 +269,8 @@ class Tracer:
             )
             return
         target = self.value_of(tensor)
+        root = self._view_root.get(target, target)
+        self._stale.update(v for v, r in self._view_root.items() if r == root)
         index = self.graph.placeholder_index(target)
         if index is not None and index in self._snapshots:  # keep what it held before
             self._snapshots[index] = tensor._data.copy()

@@ -1,0 +1,299 @@
+"""``tk.compile``: a function or module that replays captured graphs when it can.
+
+Each call is looked up by its *guards*: per tensor argument its shape, dtype, device and
+requires_grad, the other arguments' values, grad mode, and a module's training flags; a guard
+set has one cache entry. An entry is captured on its first call and captured again on the next
+one: when the two recordings agree (same ops, attributes and Python numbers), the graph is
+optimized and lowered, and later calls replay it (checking that the module's parameters are
+still the same tensors). Two recordings that differ mean Python state steers the call (a
+number that changes each step, an optimizer creating its state): the entry keeps recording
+until they agree. A recording with a graph break (a value read into Python, a random draw or
+an autograd.Function the IR cannot hold, an in-place write to a view) makes the entry run
+eagerly; ``tk.jit.explain`` lists why. After ``config.cache_size_limit`` guard sets a new
+one warns, naming the guard that failed, and runs eagerly.
+
+Python side effects that read no tensor value (printing a message, appending to a list)
+happen in the recorded calls only, as with ``jax.jit``.
+"""
+
+from __future__ import annotations
+
+import functools
+import warnings
+from dataclasses import dataclass, field
+from typing import Any
+
+from .. import _state
+from ..tensor import Tensor
+from .capture import Capture, GraphBreak, TracingError, capture, flatten
+from .ir import BUFFER, EXTERNAL, INPUT, PARAMETER, Graph, Ref
+from .passes import optimize
+from .runtime import CompiledGraph
+from .trace import _is_module, _name_of
+
+__all__ = ["CompiledFunction", "compile", "config"]
+
+
+@dataclass
+class Config:
+    """tk.compile's settings (``torch._dynamo.config``'s names)."""
+
+    cache_size_limit: int = 8  # guard sets per function before it runs eagerly
+
+
+config = Config()
+
+
+@dataclass
+class Entry:
+    """One guard set's state: recordings so far, then a compiled graph or an eager verdict."""
+
+    guards: tuple
+    recordings: int = 0
+    previous: Capture | None = None
+    compiled: CompiledGraph | None = None
+    tensors: list = field(default_factory=list)  # the live placeholder tensors
+    inputs: list = field(default_factory=list)  # (placeholder index, argument leaf position)
+    parameters: list = field(default_factory=list)  # the module's parameters when compiled
+    breaks: list[GraphBreak] = field(default_factory=list)
+    unstable: str = ""  # why the last two recordings differed
+
+    @property
+    def eager(self) -> bool:
+        return bool(self.breaks)
+
+
+class CompiledFunction:
+    """What ``tk.compile`` returns: call it like the original (see the module docstring)."""
+
+    def __init__(self, fn: Any, fullgraph: bool = False) -> None:
+        self.fn = fn
+        self._orig_mod = fn  # torch.compile's name for what was compiled
+        self.fullgraph = fullgraph
+        self.module = fn if _is_module(fn) else None
+        self.entries: dict[tuple, Entry] = {}
+        self._warned_limit = False
+        functools.update_wrapper(self, fn, updated=())
+
+    # ------------------------------------------------------------------ calls
+    def __call__(self, *args: Any, **kwargs: Any) -> Any:
+        if _state.tracer is not None:  # inside another capture: be one more eager call
+            return self.fn(*args, **kwargs)
+        leaves, spec = flatten((list(args), kwargs))
+        guards = self._guards(leaves, spec)
+        entry = self.entries.get(guards)
+        if entry is None:
+            if len(self.entries) >= config.cache_size_limit:
+                self._warn_limit(guards)
+                return self.fn(*args, **kwargs)
+            entry = self.entries[guards] = Entry(guards)
+        if entry.compiled is not None and self._parameters_unchanged(entry):
+            tensors = list(entry.tensors)
+            for index, position in entry.inputs:
+                tensors[index] = leaves[position]
+            return entry.compiled.run(tensors)
+        if entry.eager:
+            return self.fn(*args, **kwargs)
+        return self._record(entry, args, kwargs)
+
+    def _record(self, entry: Entry, args: tuple, kwargs: dict) -> Any:
+        """Run the call eagerly under a capture; compile once two recordings agree."""
+        recorded = capture(self.fn, args, kwargs, self.module)
+        entry.recordings += 1
+        if recorded.graph.breaks:
+            entry.breaks = list(recorded.graph.breaks)
+            if self.fullgraph:
+                listed = "; ".join(str(b) for b in entry.breaks)
+                raise TracingError(f"tk.compile(fullgraph=True): graph break: {listed}")
+            return recorded.result
+        if entry.previous is not None:
+            difference = differences(entry.previous, recorded)
+            if difference is None:
+                self._compile(entry, recorded)
+                return recorded.result
+            entry.unstable = difference
+        entry.previous = recorded
+        return recorded.result
+
+    def _compile(self, entry: Entry, recorded: Capture) -> None:
+        graph = optimize(recorded.graph)
+        entry.compiled = CompiledGraph(graph, _name_of(self.fn))
+        entry.tensors = recorded.tensors
+        entry.inputs = [
+            (i, int(p.name.split()[-1]))
+            for i, p in enumerate(graph.placeholders)
+            if p.kind == INPUT
+        ]
+        entry.parameters = self._current_parameters()
+        entry.previous = None
+
+    # ------------------------------------------------------------------ guards
+    def _guards(self, leaves: list, spec: Any) -> tuple:
+        parts: list = [_state.grad_enabled, repr(spec)]
+        for leaf in leaves:
+            if isinstance(leaf, Tensor):
+                data = leaf._data
+                parts.append((data.shape, data.dtype.name, leaf._device, leaf._requires_grad))
+            else:
+                parts.append(_hashable(leaf))
+        if self.module is not None:
+            parts.append(tuple(m.training for m in self.module.modules()))
+        return tuple(parts)
+
+    def _current_parameters(self) -> list:
+        if self.module is None:
+            return []
+        return [*self.module.parameters(), *self.module.buffers()]
+
+    def _parameters_unchanged(self, entry: Entry) -> bool:
+        if self.module is None:
+            return True
+        current = self._current_parameters()
+        if len(current) == len(entry.parameters) and all(
+            a is b for a, b in zip(current, entry.parameters, strict=True)
+        ):
+            return True
+        entry.compiled = None  # a parameter was replaced: record again
+        entry.recordings = 0
+        return False
+
+    def _warn_limit(self, guards: tuple) -> None:
+        if self._warned_limit:
+            return
+        self._warned_limit = True
+        nearest = next(iter(self.entries))
+        warnings.warn(
+            f"tk.compile: {_name_of(self.fn)} hit config.cache_size_limit "
+            f"({config.cache_size_limit}): {describe_guard_failure(nearest, guards)}; "
+            "new kinds of calls now run eagerly",
+            stacklevel=3,
+        )
+
+    def __getattr__(self, name: str) -> Any:
+        """Attributes of the compiled module or function (``parameters()``, ``train()``)."""
+        if name == "fn":
+            raise AttributeError(name)
+        return getattr(self.fn, name)
+
+    def __repr__(self) -> str:
+        return f"<tk.compile of {_name_of(self.fn)}: {len(self.entries)} guard sets>"
+
+
+def compile(model: Any = None, *, fullgraph: bool = False, **options: Any) -> Any:  # noqa: A001
+    """Compile ``model`` (a function or module), as ``torch.compile``; usable as a decorator,
+    with or without arguments. ``fullgraph=True`` raises at a graph break instead of running
+    the call eagerly. Other torch.compile options (``dynamic``, ``backend``, ``mode``) are
+    accepted for compatibility and ignored, except ``disable=True`` (returns the model)."""
+    if options.pop("disable", False):
+        return model if model is not None else (lambda m: m)
+    unknown = set(options) - {"dynamic", "backend", "mode", "options"}
+    if unknown:
+        raise TypeError(f"compile() got unexpected keyword arguments {sorted(unknown)}")
+    if model is None:
+        return lambda m: CompiledFunction(m, fullgraph)
+    return CompiledFunction(model, fullgraph)
+
+
+# ---------------------------------------------------------------------- comparing recordings
+def differences(first: Capture, second: Capture) -> str | None:
+    """None when two recordings of one guard set describe the same computation, else where
+    they first differ (what ``tk.compile`` waits out, and ``explain`` reports)."""
+    a, b = first.graph, second.graph
+    if len(a.placeholders) != len(b.placeholders) or any(
+        (p.kind, p.value) != (q.kind, q.value)
+        for p, q in zip(a.placeholders, b.placeholders, strict=True)
+    ):
+        return "the call read different tensors"
+    for p, x, y in zip(a.placeholders, first.tensors, second.tensors, strict=True):
+        if p.kind in (PARAMETER, BUFFER, EXTERNAL) and x is not y:
+            return f"the call read a different tensor object ({p.kind} {p.name})"
+    for node_a, node_b in zip(a.nodes, b.nodes, strict=False):  # lengths compared below
+        if not _same_node(node_a, node_b):
+            return (
+                f"at {node_b.site or 'an op'}, {node_a.op} ran with other arguments "
+                f"({_args_text(node_a)} then {_args_text(node_b)})"
+            )
+    if len(a.nodes) != len(b.nodes):
+        return f"the call ran {len(a.nodes)} ops, then {len(b.nodes)}"
+    for g_a, g_b in ((a.backward, b.backward),):
+        if len(g_a) != len(g_b) or not all(map(_same_node, g_a, g_b)):
+            return "the backward differed"
+    same_outputs = _outputs_equal(a, b)
+    if not same_outputs or a.mutations != b.mutations or a.leaf_grads != b.leaf_grads:
+        return "the call returned or wrote different values"
+    if any(not _arrays_equal(a.constants[k], b.constants.get(k)) for k in a.constants):
+        return "a tensor the call made had a different value"
+    return None
+
+
+def _same_node(a: Any, b: Any) -> bool:
+    return (
+        a.op == b.op
+        and a.kind == b.kind
+        and a.cast == b.cast
+        and _equal(a.args, b.args)
+        and _equal(a.attrs, b.attrs)
+        and a.outputs == b.outputs
+    )
+
+
+def _equal(a: Any, b: Any) -> bool:
+    if type(a) is not type(b):
+        return False
+    if isinstance(a, dict):
+        return a.keys() == b.keys() and all(_equal(a[k], b[k]) for k in a)
+    if isinstance(a, list | tuple):
+        return len(a) == len(b) and all(map(_equal, a, b))
+    if hasattr(a, "shape") and hasattr(a, "dtype") and not isinstance(a, Tensor):
+        return _arrays_equal(a, b)
+    if isinstance(a, float) and a != a:
+        return b != b
+    return a == b
+
+
+def _arrays_equal(a: Any, b: Any) -> bool:
+    if b is None or a.shape != b.shape or a.dtype != b.dtype:
+        return False
+    return bool((a == b).all()) or bool(((a == b) | ((a != a) & (b != b))).all())
+
+
+def _outputs_equal(a: Graph, b: Graph) -> bool:
+    if len(a.outputs) != len(b.outputs) or a.output_spec != b.output_spec:
+        return False
+    return all(
+        (x == y) if type(x) is Ref or type(y) is Ref else _equal(x, y)
+        for x, y in zip(a.outputs, b.outputs, strict=True)
+    )
+
+
+def _args_text(node: Any) -> str:
+    shown = [a for a in node.args if type(a) is not Ref]
+    return ", ".join(repr(a) for a in shown) or repr(node.attrs)
+
+
+# ---------------------------------------------------------------------- helpers
+def describe_guard_failure(old: tuple, new: tuple) -> str:
+    """Which guard tells two calls apart, in words."""
+    if old[0] != new[0]:
+        return f"grad mode changed ({old[0]} -> {new[0]})"
+    if old[1] != new[1]:
+        return "the arguments' structure changed"
+    for position, (a, b) in enumerate(zip(old[2:], new[2:], strict=True)):
+        if a == b:
+            continue
+        if isinstance(a, tuple) and len(a) == 4 and isinstance(b, tuple) and len(b) == 4:
+            names = ("shape", "dtype", "device", "requires_grad")
+            for name, x, y in zip(names, a, b, strict=True):
+                if x != y:
+                    shown = (list(x), list(y)) if name == "shape" else (x, y)
+                    return f"argument {position}'s {name} changed from {shown[0]} to {shown[1]}"
+        return f"argument {position} changed from {a!r} to {b!r}"
+    return "a module's training mode changed"
+
+
+def _hashable(value: Any) -> Any:
+    try:
+        hash(value)
+    except TypeError:
+        return ("unhashable", type(value).__name__, id(value))
+    return (type(value).__name__, value)

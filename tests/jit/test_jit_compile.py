@@ -1,0 +1,178 @@
+"""tk.compile: guards, the cache, graph breaks, explain, and bad input."""
+
+from __future__ import annotations
+
+import warnings
+from typing import Any
+
+import numpy as np
+import pytest
+
+import tensorkit as tk
+import tensorkit.nn as nn
+from tensorkit import jit
+
+
+def _entry(compiled: jit.CompiledFunction) -> Any:
+    (entry,) = compiled.entries.values()
+    return entry
+
+
+def test_second_agreeing_recording_compiles_and_replays() -> None:
+    calls = []
+
+    def f(x):
+        calls.append(1)  # Python effects run in the recorded calls only
+        return (x * 3).exp()
+
+    compiled = tk.compile(f)
+    x = tk.randn(4)
+    for _ in range(4):
+        np.testing.assert_allclose(compiled(x).numpy(), f(x).numpy())
+    assert _entry(compiled).compiled is not None
+    assert len(calls) == 2 + 4  # two recordings, then replays; plus the eager f(x) calls
+
+
+def test_compile_as_decorator_with_and_without_arguments() -> None:
+    @tk.compile
+    def f(x):
+        return x + 1
+
+    @tk.compile(fullgraph=True)
+    def g(x):
+        return x - 1
+
+    assert isinstance(f, jit.CompiledFunction) and isinstance(g, jit.CompiledFunction)
+    assert float(f(tk.zeros(()))) == 1.0 and float(g(tk.zeros(()))) == -1.0
+    assert tk.compile(f.fn, disable=True) is f.fn
+    with pytest.raises(TypeError, match=r"unexpected keyword arguments \['fusion'\]"):
+        tk.compile(f.fn, fusion=True)
+
+
+def test_each_guard_set_has_its_own_entry() -> None:
+    compiled = tk.compile(lambda x: x * 2)
+    for shape in [(2,), (3,), (2,)]:
+        for _ in range(3):
+            out = compiled(tk.ones(shape))
+        assert tuple(out.shape) == shape
+    compiled(tk.ones(2, dtype=tk.float64))
+    compiled(tk.ones(2, requires_grad=True))
+    with tk.no_grad():
+        compiled(tk.ones(2, requires_grad=True))
+    assert len(compiled.entries) == 5
+
+
+def test_python_number_changing_every_call_is_never_frozen() -> None:
+    state = {"scale": 1.0}
+
+    def f(x):
+        state["scale"] += 1.0
+        return x * state["scale"]
+
+    compiled = tk.compile(f)
+    for step in range(2, 8):
+        assert float(compiled(tk.ones(()))) == step  # recorded each time, never replayed
+    entry = _entry(compiled)
+    assert entry.compiled is None
+    assert "mul ran with other arguments (6.0 then 7.0)" in entry.unstable
+
+
+def test_data_dependent_branch_runs_eagerly_and_is_explained() -> None:
+    def f(x):
+        if x.sum() > 0:
+            return x * 2
+        return -x
+
+    compiled = tk.compile(f)
+    for _ in range(3):
+        np.testing.assert_array_equal(compiled(tk.ones(2)).numpy(), [2.0, 2.0])
+        np.testing.assert_array_equal(compiled(-tk.ones(2)).numpy(), [1.0, 1.0])
+    assert _entry(compiled).breaks[0].kind == "value_read"
+    explained = jit.explain(f, tk.ones(2))
+    assert explained.graph_break_count == 1 and explained.graph_count == 0
+    line = f.__code__.co_firstlineno + 1
+    assert f"test_jit_compile.py:{line}" in str(explained)
+    assert "Tensor.__bool__() reads a tensor's value into Python" in str(explained)
+
+
+def test_fullgraph_raises_at_a_graph_break() -> None:
+    compiled = tk.compile(lambda x: x * x.sum().item(), fullgraph=True)
+    with pytest.raises(jit.TracingError, match=r"fullgraph=True\): graph break: Tensor\.item"):
+        compiled(tk.ones(2))
+
+
+def test_shapes_changing_every_call_warn_at_the_limit_then_run_eagerly(monkeypatch) -> None:
+    monkeypatch.setattr(jit.config, "cache_size_limit", 3)
+    compiled = tk.compile(lambda x: x + 1)
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        for n in range(1, 7):
+            out = compiled(tk.zeros(n))
+            np.testing.assert_array_equal(out.numpy(), np.ones(n))
+    messages = [str(w.message) for w in caught]
+    assert len(messages) == 1
+    assert "hit config.cache_size_limit (3)" in messages[0]
+    assert "argument 0's shape changed from [1] to [4]" in messages[0]
+    assert len(compiled.entries) == 3
+
+
+def test_module_attributes_and_training_mode_guard() -> None:
+    model = nn.Sequential(nn.Linear(3, 3), nn.Dropout(0.5))
+    compiled = tk.compile(model)
+    assert compiled.parameters is not None and list(compiled.parameters())
+    model.eval()
+    x = tk.randn(2, 3)
+    with tk.no_grad():
+        for _ in range(3):
+            np.testing.assert_array_equal(compiled(x).numpy(), model(x).numpy())
+        model.train()
+        compiled(x)
+    assert len(compiled.entries) == 2
+
+
+def test_replaced_parameter_is_read_after_recompiling() -> None:
+    model = nn.Linear(2, 1, bias=False)
+    compiled = tk.compile(model)
+    x = tk.ones(1, 2)
+    with tk.no_grad():
+        for _ in range(3):
+            compiled(x)
+        model.weight = nn.Parameter(tk.full((1, 2), 5.0))
+        outs = [float(compiled(x)) for _ in range(3)]
+    assert outs == [10.0, 10.0, 10.0]
+
+
+def test_inplace_on_inputs_matches_eager() -> None:
+    def f(x, y):
+        x.add_(y)
+        y.mul_(2)
+        return x * y
+
+    compiled = tk.compile(f)
+    a, b = tk.ones(3), tk.full((3,), 2.0)
+    c, d = tk.ones(3), tk.full((3,), 2.0)
+    for _ in range(4):
+        got, expected = compiled(a, b), f(c, d)
+        np.testing.assert_array_equal(got.numpy(), expected.numpy())
+        np.testing.assert_array_equal(a.numpy(), c.numpy())
+        np.testing.assert_array_equal(b.numpy(), d.numpy())
+    assert _entry(compiled).compiled is not None
+
+
+def test_compiled_inside_a_capture_runs_as_plain_ops() -> None:
+    inner = tk.compile(lambda x: x.sin())
+    traced = jit.trace(lambda x: inner(x) * 2, (tk.ones(2),))
+    assert [n.op for n in traced.graph.nodes] == ["sin", "mul"]
+
+
+def test_explain_lists_guards_and_op_counts() -> None:
+    def f(x):
+        a = x.exp()
+        b = x.exp()  # merged by CSE
+        unused = x.cos()  # noqa: F841  (dropped by DCE)
+        return a + b
+
+    explained = jit.explain(f, tk.ones(2, 3))
+    assert explained.graph_count == 1 and explained.graph_break_count == 0
+    assert explained.ops_captured == 4 and explained.ops_optimized == 2
+    assert "input 0: float32[2, 3] on cpu, requires_grad=False" in explained.guards
