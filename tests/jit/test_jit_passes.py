@@ -1,0 +1,95 @@
+"""The IR passes, one at a time, and the generated plan."""
+
+from __future__ import annotations
+
+import numpy as np
+
+import tensorkit as tk
+from tensorkit.jit.capture import capture
+from tensorkit.jit.ir import CONSTANT
+from tensorkit.jit.passes import optimize
+from tensorkit.jit.passes.constant_fold import fold_constants
+from tensorkit.jit.passes.cse import eliminate_common_subexpressions
+from tensorkit.jit.passes.dce import eliminate_dead_code
+from tensorkit.jit.passes.memory import last_uses, peak_bytes
+from tensorkit.jit.plan import lower
+from tensorkit.jit.runtime import CompiledGraph
+
+
+def _graph(fn, *args):
+    return capture(fn, args, {}).graph
+
+
+def _ops(graph) -> list[str]:
+    return [node.op for node in graph.nodes]
+
+
+def test_dead_code_elimination_drops_what_no_output_needs() -> None:
+    def f(x):
+        x.cos()  # computed, never used
+        return x.exp()
+
+    graph = eliminate_dead_code(_graph(f, tk.ones(3)))
+    assert _ops(graph) == ["exp"]
+
+
+def test_dead_code_elimination_keeps_random_draws_and_writes() -> None:
+    def f(x, state):
+        tk.rand(3)  # advances the generator, as eager does
+        state.add_(1.0)
+        return x * 2
+
+    graph = eliminate_dead_code(_graph(f, tk.ones(3), tk.zeros(3)))
+    assert [n.kind for n in graph.nodes].count("random") == 1
+    assert "add" in _ops(graph)
+
+
+def test_cse_merges_equal_computations_only() -> None:
+    def f(x, n):
+        return x.exp() + x.exp() + n * 1 + n * 1.0
+
+    graph = eliminate_common_subexpressions(_graph(f, tk.ones(3), tk.ones(3, dtype=tk.int64)))
+    ops = _ops(graph)
+    assert ops.count("exp") == 1
+    assert ops.count("mul") == 2  # n * 1 stays int64, n * 1.0 is float: not the same
+    out = CompiledGraph(optimize(graph)).run([tk.zeros(3), tk.full((3,), 2, dtype=tk.int64)])
+    np.testing.assert_array_equal(out.numpy(), [6.0, 6.0, 6.0])
+
+
+def test_constant_folding_computes_constant_subgraphs_once() -> None:
+    def f(x):
+        scale = tk.arange(3.0).exp() * 2.0  # depends on nothing the call receives
+        return x * scale
+
+    graph = fold_constants(_graph(f, tk.ones(3)))
+    assert _ops(graph) == ["mul"]
+    folded = [p for p in graph.placeholders if p.kind == CONSTANT and p.name.startswith("folded")]
+    assert folded
+    out = CompiledGraph(eliminate_dead_code(graph)).run([tk.ones(3), None])
+    np.testing.assert_allclose(out.numpy(), np.exp(np.arange(3.0)) * 2.0, rtol=1e-6)
+
+
+def test_memory_plan_frees_each_value_after_its_last_use() -> None:
+    def f(x):
+        a = x.exp()
+        b = a.sin()
+        c = b.cos()
+        return c + x
+
+    graph = _graph(f, tk.ones(1000))
+    result = graph.outputs[0].id
+    dying = last_uses(graph.nodes, {result})
+    exp = graph.nodes[0]
+    assert dying[1] == [exp.outputs[0].id]  # a dies once sin has read it
+    assert all(result not in values for values in dying.values())
+    assert peak_bytes(graph.nodes, {result}) == 2 * 4000  # never more than two live arrays
+    plan = lower(graph.nodes, [graph.placeholders[0].value.id], [result], {})
+    assert f"del v{exp.outputs[0].id}" in plan.source
+
+
+def test_plan_source_holds_identifiers_only() -> None:
+    graph = _graph(lambda x: (x + 3.5).reshape(2, 2).sum(dim=0), tk.ones(4))
+    plan = lower(graph.nodes, [0], [graph.outputs[0].id], {})
+    assert "3.5" not in plan.source and "reshape" not in plan.source
+    (out,) = plan(np.arange(4.0, dtype=np.float32))
+    np.testing.assert_array_equal(out, [9.0, 11.0])
