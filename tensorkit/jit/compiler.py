@@ -77,7 +77,8 @@ class CompiledFunction:
 
     # ------------------------------------------------------------------ calls
     def __call__(self, *args: Any, **kwargs: Any) -> Any:
-        if _state.tracer is not None:  # inside another capture: be one more eager call
+        if _state.ops_in_backward or _state.anomaly:
+            # A capture, a Tape or anomaly mode watches every op: run the code itself.
             return self.fn(*args, **kwargs)
         leaves, spec = flatten((list(args), kwargs))
         guards = self._guards(leaves, spec)

@@ -7,15 +7,22 @@ arrays: no Tensor wrappers, no dtype promotion at run time (the casts the captur
 written in), no graph nodes, no observers. Its source is built only from identifiers
 (``v12``, ``f3``, ``a3``); every op, constant and attribute is an object in the function's
 namespace, so nothing read from a file ever becomes code.
+
+``lower(..., observed=True)`` generates the same function with each step reported to the
+active observers as one :class:`PlanEvent` (the profiler's view of a replay: one op per
+node, one per fused kernel).
 """
 
 from __future__ import annotations
 
+import time
 from collections.abc import Callable, Sequence
+from types import MappingProxyType
 from typing import Any
 
 import numpy as np
 
+from .. import _state
 from .._backend import as_device
 from ..autograd.grad_mode import no_grad
 from ..ops._apply import OPS
@@ -23,7 +30,7 @@ from ..tensor import Tensor, wrap
 from .ir import Node, Ref
 from .passes.memory import last_uses
 
-__all__ = ["Plan", "lower"]
+__all__ = ["Plan", "PlanEvent", "lower"]
 
 
 class Plan:
@@ -50,16 +57,27 @@ def lower(
     outputs: Sequence[int],
     constants: dict[int, Any],
     name: str = "plan",
+    observed: bool = False,
 ) -> Plan:
     """Generate the function that runs ``nodes`` from the ``inputs`` values to ``outputs``
-    (``constants``: value id -> array, bound by name)."""
-    namespace: dict[str, Any] = {"_array0": _array0}
+    (``constants``: value id -> array, bound by name); ``observed`` reports each step."""
+    namespace: dict[str, Any] = {"_array0": _array0, "_started": _started, "_finished": _finished}
     lines = [f"def {name}({', '.join(f'v{i}' for i in inputs)}):"]
     for value_id, array in constants.items():
         namespace[f"v{value_id}"] = array
     dying = last_uses(nodes, set(outputs))
     for index, node in enumerate(nodes):
-        lines += ["    " + line for line in _statement(index, node, namespace)]
+        statement = _statement(index, node, namespace)
+        if observed:
+            namespace[f"n{index}"] = node
+            reads = "".join(f"v{r}, " for r in node.refs())
+            writes = "".join(f"v{v.id}, " for v in node.outputs)
+            statement = [
+                f"e{index} = _started(n{index}, {name!r}, ({reads}))",
+                *statement,
+                f"_finished(e{index}, ({writes}))",
+            ]
+        lines += ["    " + line for line in statement]
         gone = [f"v{v}" for v in dying.get(index, ()) if v not in constants]
         if gone:
             lines.append(f"    del {', '.join(gone)}")
@@ -118,6 +136,59 @@ def _callee(index: int, node: Node, namespace: dict, args: list[str]) -> str:
         namespace[f"f{index}"] = _run_function
         return f"f{index}(a{index}['function'], [{joined}], {device!r})"
     raise ValueError(f"node {index} ({node.op}) has unknown kind {node.kind!r}")
+
+
+class PlanEvent:
+    """One step of an observed plan, as node-level observers (the profiler) take events:
+    the fields of ``autograd.engine.NodeEvent``, with the IR node's op (a fused kernel's name
+    lists its members), module path and phase ("backward" in a backward plan); ``inputs`` and
+    ``outputs`` are the arrays read and made."""
+
+    __slots__ = (
+        "device",
+        "end_ns",
+        "inputs",
+        "module_path",
+        "name",
+        "outputs",
+        "phase",
+        "records",
+        "start_ns",
+    )
+    op = None
+    node = None
+    backward_node = None
+    attrs = MappingProxyType({})
+
+    def __init__(self, node: Node, plan_name: str, inputs: tuple) -> None:
+        self.name = node.op if node.kind != "fused" else _fused_name(node)
+        self.phase = "backward" if plan_name == "backward" else "forward"
+        self.module_path = node.module
+        self.inputs = inputs
+        self.outputs: tuple = ()
+        self.device = as_device(node.outputs[0].device if node.outputs else "cpu")
+        self.records: dict = {}
+        self.start_ns = self.end_ns = 0
+
+
+def _fused_name(node: Node) -> str:
+    members = "+".join(member.op for member in node.members)
+    return f"fused[{members}]"
+
+
+def _started(node: Node, plan_name: str, inputs: tuple) -> PlanEvent:
+    event = PlanEvent(node, plan_name, inputs)
+    for observer in _state.observers:
+        observer.op_started(event)
+    event.start_ns = time.perf_counter_ns()
+    return event
+
+
+def _finished(event: PlanEvent, outputs: tuple) -> None:
+    event.end_ns = time.perf_counter_ns()
+    event.outputs = outputs
+    for observer in _state.observers:
+        observer.op_finished(event)
 
 
 def _array0(value: Any, xp: Any) -> Any:

@@ -16,8 +16,10 @@ from typing import Any
 
 from .. import _state
 from .._backend import as_device
+from ..autograd.grad_mode import no_grad
 from ..autograd.graph import Node, edge_of
 from ..ops._apply import OPS, apply
+from ..random import redraw
 from ..tensor import Tensor, wrap
 from .capture import unflatten
 from .ir import CONSTANT, GRAD_OUTPUT, Graph, Ref
@@ -80,6 +82,8 @@ class CompiledGraph:
             + self.saved_computed
         )
         self.forward_plan = lower(graph.nodes, feed_ids, wanted, graph.constants, "forward")
+        self._observed_plan: Any = None  # lowered on the first call a profiler watches
+        self.devices = {value_id: v.device for value_id, v in graph.values().items()}
         self.backward_plan = None
         if graph.backward:
             seed_ids = [p.value.id for p in placeholders if p.kind == GRAD_OUTPUT]
@@ -95,9 +99,22 @@ class CompiledGraph:
 
     # ------------------------------------------------------------------ forward
     def run(self, tensors: list[Tensor | None]) -> Any:
-        """Replay the graph on ``tensors`` (one per placeholder; see the class)."""
+        """Replay the graph on ``tensors`` (one per placeholder; see the class). Under a
+        profiler each step of the forward plan is reported (``plan.PlanEvent``); under an
+        observer that needs every op (a Tape, anomaly mode) the graph is interpreted with
+        tensorkit ops instead, so it sees what eager code would show."""
+        plan = self.forward_plan
+        if _state.observing:
+            if _state.ops_in_backward or _state.anomaly:
+                return self.run_interpreted(tensors)
+            if self._observed_plan is None:
+                graph = self.graph
+                self._observed_plan = lower(
+                    graph.nodes, plan.inputs, plan.outputs, graph.constants, "forward", True
+                )
+            plan = self._observed_plan
         arrays = [tensors[i]._data for i in self.feeds]
-        results = self.forward_plan.function(*arrays)
+        results = plan.function(*arrays)
         position = len(self.output_refs)
         outputs = results[:position]
         for index, _ in self.mutations:
@@ -118,10 +135,29 @@ class CompiledGraph:
         flat = [next(leaves) if type(v) is Ref else v for v in self.graph.outputs]
         return unflatten(flat, self.graph.output_spec)
 
+    def run_interpreted(self, tensors: list[Tensor | None]) -> Any:
+        """The graph run op by op with tensorkit ops (see ``run``): eager's autograd graph,
+        and every op reported to the observers."""
+        env = self._environment(tensors)
+        interpret(self.graph.nodes, env, {})
+        for index, value in self.mutations:
+            tensors[index].copy_(env[value])
+        for index, value in self.leaf_grads:
+            tensors[index].grad = None if value is None else env[value].detach()
+        flat = [env[v.id] if type(v) is Ref else v for v in self.graph.outputs]
+        return unflatten(flat, self.graph.output_spec)
+
+    def _environment(self, tensors: list) -> dict[int, Any]:
+        """Value id -> Tensor for every placeholder but the gradients."""
+        placeholders = self.graph.placeholders
+        env: dict[int, Any] = {placeholders[i].value.id: tensors[i] for i in self.feeds}
+        for value_id, array in self.graph.constants.items():
+            env[value_id] = wrap(array, as_device(self.devices[value_id]))
+        return env
+
     def _wrap_outputs(self, outputs: tuple, tensors: list, saved: tuple) -> list[Tensor]:
-        values = self.graph.values()
         wrapped = [
-            wrap(array, as_device(values[ref].device))
+            wrap(array, as_device(self.devices[ref]))
             for array, ref in zip(outputs, self.output_refs, strict=True)
         ]
         if (
@@ -169,15 +205,13 @@ class CompiledGraph:
 
     def _interpret_backward(self, node: CompiledNode, grads: tuple) -> tuple:
         node.saved_arrays()
-        env: dict[int, Any] = {}
-        placeholders = self.graph.placeholders
+        tensors: list = [None] * len(self.graph.placeholders)
         for i, tensor in zip(self.feeds, node.feeds, strict=True):
-            env[placeholders[i].value.id] = tensor
-        for value_id, array in self.graph.constants.items():
-            env[value_id] = wrap(array, as_device(self.graph.values()[value_id].device))
+            tensors[i] = tensor
+        env = self._environment(tensors)
         saved = dict(zip(self.saved_computed, node.saved_values, strict=True))
         interpret(self.graph.nodes, env, saved)
-        seeds = [p.value.id for p in placeholders if p.kind == GRAD_OUTPUT]
+        seeds = [p.value.id for p in self.graph.placeholders if p.kind == GRAD_OUTPUT]
         for value_id, g in zip(seeds, grads, strict=True):
             env[value_id] = g
         interpret(self.graph.backward, env, {})
@@ -186,15 +220,28 @@ class CompiledGraph:
 
 def interpret(nodes: list[IRNode], env: dict[int, Any], fixed: dict[int, Any]) -> None:
     """Run ``nodes`` with tensorkit ops on the Tensors in ``env`` (value id -> Tensor),
-    adding their outputs; a random node takes its value from ``fixed`` (what the compiled
-    forward drew), so a recomputation sees the same draws."""
+    adding their outputs. A random node takes its value from ``fixed`` when there (what a
+    compiled forward drew, so a recomputation sees the same draws), else draws again; the
+    gradient rules' ops of a recorded backward run without recording, as in the engine."""
     for node in nodes:
+        args = [env[a.id] if type(a) is Ref else a for a in node.args]
         if node.kind == "random":
             value = node.outputs[0]
-            env[value.id] = wrap(fixed[value.id], as_device(value.device))
+            array = fixed.get(value.id)
+            if array is None:
+                array = redraw(node.op, [a._data for a in args], node.attrs)
+            env[value.id] = wrap(array, as_device(value.device))
             continue
-        args = [env[a.id] if type(a) is Ref else a for a in node.args]
-        result = apply(OPS[node.op], *args, **node.attrs)
+        if node.kind == "fused":
+            interpret(node.members, env, fixed)
+            continue
+        if node.kind == "function":
+            result = node.attrs["function"].function_class.apply(*args)
+        elif node.phase == "backward":
+            with no_grad():
+                result = apply(OPS[node.op], *args, **node.attrs)
+        else:
+            result = apply(OPS[node.op], *args, **node.attrs)
         outs = result if node.multi_output else (result,)
         for value, out in zip(node.outputs, outs, strict=True):
             env[value.id] = out
