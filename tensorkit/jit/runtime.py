@@ -214,15 +214,18 @@ class CompiledGraph:
         seeds = [p.value.id for p in self.graph.placeholders if p.kind == GRAD_OUTPUT]
         for value_id, g in zip(seeds, grads, strict=True):
             env[value_id] = g
-        interpret(self.graph.backward, env, {})
+        interpret(self.graph.backward, env, {}, create_graph=True)
         return tuple(env[self.graph.grads[i]] for i in self.differentiable)
 
 
-def interpret(nodes: list[IRNode], env: dict[int, Any], fixed: dict[int, Any]) -> None:
+def interpret(
+    nodes: list[IRNode], env: dict[int, Any], fixed: dict[int, Any], create_graph: bool = False
+) -> None:
     """Run ``nodes`` with tensorkit ops on the Tensors in ``env`` (value id -> Tensor),
     adding their outputs. A random node takes its value from ``fixed`` when there (what a
     compiled forward drew, so a recomputation sees the same draws), else draws again; the
-    gradient rules' ops of a recorded backward run without recording, as in the engine."""
+    ops of gradient rules (phase "backward") are recorded only with ``create_graph``, as in
+    the engine."""
     for node in nodes:
         args = [env[a.id] if type(a) is Ref else a for a in node.args]
         if node.kind == "random":
@@ -233,11 +236,11 @@ def interpret(nodes: list[IRNode], env: dict[int, Any], fixed: dict[int, Any]) -
             env[value.id] = wrap(array, as_device(value.device))
             continue
         if node.kind == "fused":
-            interpret(node.members, env, fixed)
+            interpret(node.members, env, fixed, create_graph)
             continue
         if node.kind == "function":
             result = node.attrs["function"].function_class.apply(*args)
-        elif node.phase == "backward":
+        elif node.phase == "backward" and not create_graph:
             with no_grad():
                 result = apply(OPS[node.op], *args, **node.attrs)
         else:
