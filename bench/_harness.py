@@ -238,14 +238,22 @@ def _cells(row: Row) -> list[str]:
 
 def format_table(rows: Sequence[Row], markdown: bool = False) -> str:
     """The rows as an aligned plain-text table, or as a GitHub markdown table."""
-    body = [_cells(row) for row in rows]
+    return format_grid(HEADER, [_cells(row) for row in rows], {1, 2, 3}, markdown)
+
+
+def format_grid(
+    header: Sequence[str], body: Sequence[Sequence[str]], right: set[int], markdown: bool
+) -> str:
+    """Cells as an aligned plain-text table (columns in ``right`` right-aligned), or as a
+    GitHub markdown table."""
     if markdown:
-        lines = ["| " + " | ".join(HEADER) + " |"]
-        lines.append("|" + "|".join(["---", "---:", "---:", "---:", "---", "---"]) + "|")
+        lines = ["| " + " | ".join(header) + " |"]
+        lines.append(
+            "|" + "|".join("---:" if i in right else "---" for i in range(len(header))) + "|"
+        )
         lines += ["| " + " | ".join(cells) + " |" for cells in body]
         return "\n".join(lines)
-    widths = [max(len(r[i]) for r in [list(HEADER), *body]) for i in range(len(HEADER))]
-    right = {1, 2, 3}
+    widths = [max(len(r[i]) for r in [list(header), *body]) for i in range(len(header))]
 
     def line(cells: Sequence[str]) -> str:
         parts = [
@@ -254,7 +262,7 @@ def format_table(rows: Sequence[Row], markdown: bool = False) -> str:
         return "  ".join(parts).rstrip()
 
     rule = "  ".join("-" * w for w in widths)
-    return "\n".join([line(HEADER), rule, *(line(cells) for cells in body)])
+    return "\n".join([line(header), rule, *(line(cells) for cells in body)])
 
 
 def print_report(

@@ -620,6 +620,13 @@ def check_not_inference(tensors: Any) -> None:
 _new = object.__new__
 
 
+def note_value_read(tensor: Tensor, how: str) -> None:
+    """Tell a running ``tk.jit`` capture that library code reads ``tensor``'s values on the
+    host (``how`` names it), as ``item()`` would: a graph break, not a baked constant."""
+    if _state.tracer is not None:
+        _state.tracer.value_read(tensor, how)
+
+
 def wrap(data: Any, dev: device) -> Tensor:
     """A new tensor around ``data``, an ndarray that lives on ``dev``."""
     tensor = _new(Tensor)

@@ -202,7 +202,7 @@ class Tracer:
         node = Node(
             op=op.key if known else op.name,
             args=args,
-            attrs=dict(event.attrs),
+            attrs={key: self._attr(value) for key, value in event.attrs.items()},
             outputs=tuple(out_values),
             site=site,
             module=event.module_path,
@@ -240,6 +240,17 @@ class Tracer:
         if isinstance(x, np.generic):
             return x.item()
         return x
+
+    def _attr(self, value: Any) -> Any:
+        """An attribute as the IR keeps it: an array that is a tensor's data (gather's index,
+        where's condition) becomes a :class:`Ref` to that tensor's value."""
+        if isinstance(value, tuple | list):
+            return type(value)(self._attr(item) for item in value)
+        if hasattr(value, "__array_interface__") or hasattr(value, "__cuda_array_interface__"):
+            entry = self._by_array.get(id(value))
+            if entry is not None and entry[0] is value:
+                return Ref(entry[1])
+        return value
 
     # ------------------------------------------------------------------ other events
     def value_read(self, tensor: Tensor, how: str) -> None:

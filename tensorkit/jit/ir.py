@@ -13,7 +13,7 @@ lowers it to arrays calls.
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -68,8 +68,10 @@ class Node:
     """One op applied to arguments.
 
     ``op`` is the OpDef key; ``args`` are :class:`Ref`\\ s and Python constants (numbers,
-    None) in the op's argument order; ``attrs`` its keyword attributes; ``cast`` the NumPy
-    dtype name every tensor argument is promoted to before the op runs (None: no cast), as
+    None) in the op's argument order; ``attrs`` its keyword attributes, where an array a
+    tensor of the graph gave (gather's index, where's condition) is a :class:`Ref` too;
+    ``cast`` the NumPy dtype name every tensor argument is promoted to before the op runs
+    (None: no cast), as
     ``ops._apply.unwrap`` would. ``kind`` is "op" for an OpDef, "fused" for a group the fusion
     pass made (``members`` holds its nodes), "random" for a sampling call (``op`` names it).
     """
@@ -88,10 +90,13 @@ class Node:
     source: str = ""  # a fused node's generated kernel source
 
     def refs(self) -> Iterator[int]:
-        """The ids of the values this node reads, in argument order."""
+        """The ids of the values this node reads: arguments in order, then attributes (an
+        index or a mask a tensor gave)."""
         for arg in self.args:
             if type(arg) is Ref:
                 yield arg.id
+        for value in self.attrs.values():
+            yield from attr_refs(value)
 
     def describe(self) -> str:
         outs = ", ".join(f"%{v.id}" for v in self.outputs)
@@ -99,6 +104,24 @@ class Node:
         attrs = "".join(f", {k}={v!r}" for k, v in self.attrs.items())
         where = f"  # {self.site}" if self.site else ""
         return f"{outs} = {self.op}({args}{attrs}){where}"
+
+
+def attr_refs(value: Any) -> Iterator[int]:
+    """The value ids of the :class:`Ref`\\ s inside an attribute (through tuples and lists)."""
+    if type(value) is Ref:
+        yield value.id
+    elif isinstance(value, tuple | list):
+        for item in value:
+            yield from attr_refs(item)
+
+
+def map_refs(value: Any, replace: Callable[[Ref], Any]) -> Any:
+    """An attribute with each :class:`Ref` inside replaced by ``replace(ref)``."""
+    if type(value) is Ref:
+        return replace(value)
+    if isinstance(value, tuple | list) and any(True for _ in attr_refs(value)):
+        return type(value)(map_refs(item, replace) for item in value)
+    return value
 
 
 @dataclass

@@ -27,7 +27,7 @@ from .._backend import as_device
 from ..autograd.grad_mode import no_grad
 from ..ops._apply import OPS
 from ..tensor import Tensor, wrap
-from .ir import Node, Ref
+from .ir import Node, Ref, attr_refs
 from .passes.memory import last_uses
 
 __all__ = ["Plan", "PlanEvent", "lower"]
@@ -100,8 +100,14 @@ def _statement(index: int, node: Node, namespace: dict) -> list[str]:
             args.append(constant)
     if node.cast is not None:
         namespace[f"d{index}"] = np.dtype(node.cast)
-    namespace[f"a{index}"] = node.attrs
-    call = _callee(index, node, namespace, args)
+    static = {k: v for k, v in node.attrs.items() if not any(True for _ in attr_refs(v))}
+    namespace[f"a{index}"] = static
+    computed = "".join(
+        f"{key}={_attr_expression(value, f'c{index}_{key}', namespace)}, "
+        for key, value in node.attrs.items()
+        if key not in static
+    )
+    call = _callee(index, node, namespace, args, computed)
     outs = [f"v{v.id}" for v in node.outputs]
     if node.multi_output:
         lines = [f"r{index} = {call}"] + [f"{o} = r{index}[{nr}]" for nr, o in enumerate(outs)]
@@ -114,14 +120,28 @@ def _statement(index: int, node: Node, namespace: dict) -> list[str]:
     return lines
 
 
-def _callee(index: int, node: Node, namespace: dict, args: list[str]) -> str:
-    """The call expression of one node, with its op bound in ``namespace``."""
+def _attr_expression(value: Any, name: str, namespace: dict) -> str:
+    """Source for an attribute holding :class:`Ref`\\ s (an index tuple, a condition)."""
+    if type(value) is Ref:
+        return f"v{value.id}"
+    if isinstance(value, tuple | list) and any(True for _ in attr_refs(value)):
+        items = "".join(
+            _attr_expression(item, f"{name}_{i}", namespace) + ", " for i, item in enumerate(value)
+        )
+        return f"({items})" if isinstance(value, tuple) else f"[{items}]"
+    namespace[name] = value
+    return name
+
+
+def _callee(index: int, node: Node, namespace: dict, args: list[str], computed: str) -> str:
+    """The call expression of one node, with its op bound in ``namespace`` (``computed``:
+    the keyword arguments built from values at run time)."""
     device = node.outputs[0].device if node.outputs else "cpu"
     namespace[f"xp{index}"] = as_device(device).xp
     joined = ", ".join(args)
     if node.kind == "op":
         namespace[f"f{index}"] = OPS[node.op].forward
-        return f"f{index}(xp{index}, {joined}{', ' if joined else ''}**a{index})"
+        return f"f{index}(xp{index}, {joined}{', ' if joined else ''}{computed}**a{index})"
     if node.kind == "fused":
         from .fusion import kernel_for
 

@@ -22,7 +22,7 @@ from ..ops._apply import OPS, apply
 from ..random import redraw
 from ..tensor import Tensor, wrap
 from .capture import unflatten
-from .ir import CONSTANT, GRAD_OUTPUT, Graph, Ref
+from .ir import CONSTANT, GRAD_OUTPUT, Graph, Ref, map_refs
 from .ir import Node as IRNode
 from .plan import lower
 
@@ -228,11 +228,12 @@ def interpret(
     the engine."""
     for node in nodes:
         args = [env[a.id] if type(a) is Ref else a for a in node.args]
+        attrs = {k: map_refs(v, lambda ref: env[ref.id]._data) for k, v in node.attrs.items()}
         if node.kind == "random":
             value = node.outputs[0]
             array = fixed.get(value.id)
             if array is None:
-                array = redraw(node.op, [a._data for a in args], node.attrs)
+                array = redraw(node.op, [a._data for a in args], attrs)
             env[value.id] = wrap(array, as_device(value.device))
             continue
         if node.kind == "fused":
@@ -242,9 +243,9 @@ def interpret(
             result = node.attrs["function"].function_class.apply(*args)
         elif node.phase == "backward" and not create_graph:
             with no_grad():
-                result = apply(OPS[node.op], *args, **node.attrs)
+                result = apply(OPS[node.op], *args, **attrs)
         else:
-            result = apply(OPS[node.op], *args, **node.attrs)
+            result = apply(OPS[node.op], *args, **attrs)
         outs = result if node.multi_output else (result,)
         for value, out in zip(node.outputs, outs, strict=True):
             env[value.id] = out

@@ -383,6 +383,26 @@ def raise_device_mismatch(op: OpDef, inputs: tuple) -> None:
     )
 
 
+def apply_untaped(op: OpDef, *inputs: Any, **attrs: Any) -> Any:
+    """Run ``op`` (an op without a gradient rule) on tensors without telling the op
+    observers: bookkeeping the user's Tape should not show (a loss checking its integer
+    targets). A ``tk.jit`` capture (``_state.tracer``) still records it, so a compiled graph
+    computes it for each call instead of keeping the values of the recorded one."""
+    arrays, dev, _ = unwrap(op, inputs)
+    result = op.forward(dev.xp, *arrays, **attrs)
+    if op.outputs == 1:
+        outputs: tuple = (_finish_single(op, inputs, attrs, result, dev, False),)
+    else:
+        outputs = _finish_multi(op, inputs, attrs, result, dev, False)
+    tracer = _state.tracer
+    if tracer is not None:
+        event = OpEvent(op, inputs, attrs)
+        event.outputs = outputs
+        tracer.op_started(event)
+        tracer.op_finished(event)
+    return outputs[0] if op.outputs == 1 else outputs
+
+
 # ----------------------------------------------------------------------- observed path
 class OpEvent:
     """What observers learn about one op: name, phase, tensors, node, timing, module path."""

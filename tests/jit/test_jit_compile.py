@@ -176,3 +176,42 @@ def test_explain_lists_guards_and_op_counts() -> None:
     assert explained.graph_count == 1 and explained.graph_break_count == 0
     assert explained.ops_captured == 4 and explained.ops_optimized == 2
     assert "input 0: float32[2, 3] on cpu, requires_grad=False" in explained.guards
+
+
+def test_tensors_passed_as_indices_are_inputs_of_the_replay() -> None:
+    model = nn.Sequential(nn.Conv2d(1, 2, 3), nn.MaxPool2d(2), nn.Flatten(), nn.Linear(18, 4))
+    compiled = tk.compile(lambda x, y: nn.functional.cross_entropy(model(x), y))
+    for _ in range(4):  # new images and labels every call: indices, argmaxes and masks change
+        x, y = tk.randn(3, 1, 8, 8), tk.randint(0, 4, (3,))
+        model.zero_grad()
+        compiled(x, y).backward()
+        got = [p.grad.numpy().copy() for p in model.parameters()]
+        model.zero_grad()
+        nn.functional.cross_entropy(model(x), y).backward()
+        for a, p in zip(got, model.parameters(), strict=True):
+            np.testing.assert_allclose(a, p.grad.numpy(), rtol=1e-6, atol=1e-7)
+    assert _entry(compiled).compiled is not None
+
+
+def test_advanced_index_and_where_condition_follow_their_tensors() -> None:
+    def f(x, i, mask):
+        return tk.where(mask, x[i], 0.0)
+
+    compiled = tk.compile(f)
+    for _ in range(4):
+        x = tk.randn(5, 3)
+        i, mask = tk.randint(0, 5, (2,)), tk.randn(2, 3) > 0
+        np.testing.assert_array_equal(compiled(x, i, mask).numpy(), f(x, i, mask).numpy())
+    assert _entry(compiled).compiled is not None
+
+
+def test_every_target_ignored_gives_nan_loss_and_zero_gradient_compiled() -> None:
+    model = nn.Linear(3, 4)
+    compiled = tk.compile(lambda x, y: nn.functional.cross_entropy(model(x), y))
+    x = tk.randn(2, 3)
+    for _ in range(2):
+        compiled(x, tk.tensor([0, 1]))
+    model.zero_grad()
+    loss = compiled(x, tk.tensor([-100, -100]))
+    loss.backward()
+    assert np.isnan(float(loss)) and float(model.weight.grad.abs().sum()) == 0.0

@@ -6,7 +6,7 @@ from typing import Any
 
 from ..._backend import as_device
 from ...ops._apply import OPS
-from ..ir import CONSTANT, Graph, Node, Placeholder, Ref
+from ..ir import CONSTANT, Graph, Node, Placeholder, Ref, map_refs
 
 __all__ = ["fold_constants"]
 
@@ -43,7 +43,8 @@ def _evaluate(graph: Graph, node: Node) -> tuple:
             args.append(array if node.cast is None else array.astype(node.cast))
         else:
             args.append(arg)
-    result = OPS[node.op].forward(xp, *args, **node.attrs)
+    attrs = {k: map_refs(v, lambda ref: graph.constants[ref.id]) for k, v in node.attrs.items()}
+    result = OPS[node.op].forward(xp, *args, **attrs)
     results = result if node.multi_output else (result,)
     return tuple(
         r if hasattr(r, "shape") and r.shape == () and isinstance(r, xp.ndarray) else xp.asarray(r)

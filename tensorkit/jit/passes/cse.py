@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from ..ir import Graph, Node, Ref
+from ..ir import Graph, Node, Ref, map_refs
 
 __all__ = ["eliminate_common_subexpressions"]
 
@@ -31,6 +31,10 @@ def _merge(nodes: list[Node], renamed: dict[int, int]) -> list[Node]:
     kept = []
     for node in nodes:
         node.args = tuple(Ref(renamed.get(a.id, a.id)) if type(a) is Ref else a for a in node.args)
+        node.attrs = {
+            k: map_refs(v, lambda ref: Ref(renamed.get(ref.id, ref.id)))
+            for k, v in node.attrs.items()
+        }
         key = _key(node)
         earlier = None if key is None else seen.get(key)
         if earlier is None:

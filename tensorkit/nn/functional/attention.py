@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import math
 
+from ... import _state
 from ..._dtype import bool_
 from ..._ranges import composite
 from ...ops.binary import where
@@ -53,11 +54,13 @@ def scaled_dot_product_attention(
             scores = scores + attn_mask
     # A row with every position masked attends to nothing (zeros, as PyTorch); finite scores
     # there keep NaN out of the softmax and its gradient. Most calls have no -inf score at
-    # all, which one reduction on the array (not an op on the tape) tells.
+    # all, which one reduction on the array (not an op on the tape) tells. A tk.jit capture
+    # cannot read the scores, so it keeps the guard (the same values without blocked rows).
     weights = None
-    if scores.numel() and float(scores._data.min()) == float("-inf"):
+    tracing = _state.tracer is not None
+    if tracing or (scores.numel() and float(scores._data.min()) == float("-inf")):
         blocked = (scores == float("-inf")).all(-1, keepdim=True)
-        if bool(blocked.any()):
+        if tracing or bool(blocked.any()):
             weights = where(blocked, 0.0, softmax(where(blocked, 0.0, scores), -1))
     if weights is None:
         weights = softmax(scores, -1)

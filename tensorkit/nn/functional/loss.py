@@ -9,10 +9,10 @@ from typing import Any
 
 from ..._dtype import int64, reject_complex, uint8
 from ..._ranges import composite
-from ...ops._apply import COMMON, SAVE_INPUTS, OpDef, apply
+from ...ops._apply import COMMON, SAVE_INPUTS, OpDef, apply, apply_untaped
 from ...ops.binary import where
 from ...ops.shape import broadcast_tensors
-from ...tensor import Tensor, wrap
+from ...tensor import Tensor, note_value_read, wrap
 from ._names import type_name
 from ._reduction import check_reduction, reduce_loss, resolve
 from .activation import log_softmax, logsigmoid
@@ -176,17 +176,29 @@ def _check_class_target(input: Tensor, target: Tensor) -> None:
         raise RuntimeError(f"Expected target size {expected}, got {list(target.shape)}")
 
 
-def _safe_targets(target: Tensor, classes: int, ignore_index: int) -> tuple[Tensor, Tensor]:
-    """Targets with ignored entries replaced by 0 (so they can index), and the keep mask.
-    Raises for targets outside [0, classes). Targets are constants, so this bookkeeping runs
-    on their arrays: it is not an op, and it does not clutter the user's Tape."""
-    xp = target.device.xp
-    keep = target._data != ignore_index
-    safe = xp.where(keep, target._data, 0).astype(xp.int64, copy=False)  # Byte targets index
+def _class_targets_forward(
+    xp: Any, target: Any, classes: int, ignore_index: int, dtype: Any
+) -> tuple[Any, Any, Any]:
+    """Targets with ignored entries replaced by 0 (so they can index), as int64; the keep
+    mask in ``dtype`` (1 where counted); whether any target counts (0-d bool). Raises for
+    targets outside [0, classes)."""
+    keep = target != ignore_index
+    safe = xp.where(keep, target, 0).astype(xp.int64, copy=False)  # Byte targets index
     bad = (safe < 0) | (safe >= classes)
     if bool(bad.any()):
         raise IndexError(f"Target {int(safe[bad][0])} is out of bounds.")
-    return wrap(safe, target.device), wrap(keep, target.device)
+    return safe, keep.astype(dtype), xp.asarray(keep.any())
+
+
+# Targets are constants: this bookkeeping runs off the user's Tape (see apply_untaped).
+_CLASS_TARGETS = OpDef("class_targets", _class_targets_forward, None, outputs=-1)
+
+
+def _safe_targets(target: Tensor, classes: int, ignore_index: int, dtype: Any) -> tuple:
+    """``_class_targets_forward``'s safe targets, keep weights and "any counted", as tensors."""
+    return apply_untaped(
+        _CLASS_TARGETS, target, classes=classes, ignore_index=ignore_index, dtype=dtype
+    )
 
 
 @composite
@@ -206,14 +218,13 @@ def nll_loss(
     dim = _class_dim(input)
     classes = input.shape[dim]
     _check_class_weight(weight, classes)
-    safe, keep = _safe_targets(target, classes, ignore_index)
+    safe, weights, counted = _safe_targets(target, classes, ignore_index, input._data.dtype)
     picked = input.gather(dim, safe.unsqueeze(dim)).squeeze(dim)
-    weights = wrap(keep._data.astype(input._data.dtype), keep.device)
     if weight is not None:
         weights = weight.to(input.dtype)[safe] * weights
     loss = -picked * weights
     if reduction == "mean":
-        return _mean_of_counted(loss.sum(), weights.sum(), keep)
+        return apply(_COUNTED_MEAN, loss.sum(), weights.sum(), counted)
     return reduce_loss(loss, reduction)
 
 
@@ -225,12 +236,24 @@ def _check_class_weight(weight: Tensor | None, classes: int) -> None:
         )
 
 
-def _mean_of_counted(total: Tensor, weight_total: Tensor, keep: Tensor) -> Tensor:
-    """``total / weight_total``. With every target ignored PyTorch's mean is NaN (0 / 0) but
-    its gradient is zero (its backward visits only the counted targets): the same here."""
-    if bool(keep._data.any()):
-        return total / weight_total
-    return total * 0.0 + float("nan")
+def _counted_mean_forward(xp: Any, total: Any, weight_total: Any, counted: Any) -> Any:
+    return xp.where(counted, total / weight_total, xp.nan).astype(total.dtype, copy=False)
+
+
+def _counted_mean_rule(ctx: Any, g: Tensor) -> tuple:
+    total, weight_total, counted = ctx.saved_tensors
+    grad_total = where(counted, g / weight_total, 0.0)
+    grad_weight = None
+    if ctx.needs_input_grad[1]:
+        grad_weight = where(counted, -g * total / (weight_total * weight_total), 0.0)
+    return grad_total, grad_weight, None
+
+
+# ``total / weight_total`` where some target counts. With every target ignored PyTorch's mean
+# is NaN (0 / 0) but its gradient is zero (its backward visits only the counted targets).
+_COUNTED_MEAN = OpDef(
+    "counted_mean", _counted_mean_forward, _counted_mean_rule, saves=SAVE_INPUTS
+)
 
 
 @composite
@@ -263,12 +286,12 @@ def cross_entropy(
     loss = nll_loss(log_probs, target, weight, None, ignore_index, None, reduction)
     if label_smoothing == 0:
         return loss
-    safe, keep = _safe_targets(target, classes, ignore_index)
+    safe, keep, counted = _safe_targets(target, classes, ignore_index, bool)
     per_class = log_probs if weight_view is None else log_probs * weight_view
     smooth = where(keep, -per_class.sum(dim), 0.0)
     if reduction == "mean":
-        counted = keep if weight is None else weight.to(input.dtype)[safe] * keep
-        smooth = _mean_of_counted(smooth.sum(), counted.sum(), keep)
+        weights = keep if weight is None else weight.to(input.dtype)[safe] * keep
+        smooth = apply(_COUNTED_MEAN, smooth.sum(), weights.sum(), counted)
     else:
         smooth = reduce_loss(smooth, reduction)
     return (1 - label_smoothing) * loss + smooth * (label_smoothing / classes)
@@ -654,6 +677,7 @@ def multi_margin_loss(
             f"inconsistent weight size, expected {classes} but got {list(weight.shape)}"
         )
     xp = target.device.xp
+    note_value_read(target, "values, in multi_margin_loss,")
     labels = target._data.reshape(frames).astype(xp.int64)
     if bool(((labels < 0) | (labels >= classes)).any()):
         raise RuntimeError("target out of range")
@@ -693,6 +717,7 @@ def multilabel_margin_loss(
             f"inconsistent target size: {list(target.shape)} for input of size: {list(input.shape)}"
         )
     xp = target.device.xp
+    note_value_read(target, "values, in multilabel_margin_loss,")
     labels = target._data.reshape(frames, classes).astype(xp.int64)
     counted = xp.cumprod(labels >= 0, axis=1).astype(bool)  # labels before the first -1
     if bool(((labels < -1) | (labels >= classes)).any()):

@@ -18,7 +18,7 @@ from ..._backend import add_at
 from ..._backend.threads import parallel_parts, splits
 from ..._dtype import no_kernel, reject_complex
 from ..._ranges import composite
-from ...ops._apply import OpDef, apply
+from ...ops._apply import SAVE_INPUTS, OpDef, apply
 from ...tensor import Tensor
 from .conv import ntuple, resample
 
@@ -299,9 +299,17 @@ def _argmax_no_padding(xp: Any, x: Any, tables: tuple) -> Any:
 _WINDOW_ARGMAX = OpDef("window_argmax", _window_argmax_forward, None)
 
 
-def _window_max_forward(xp: Any, x: Any, flat: Any, disjoint: bool) -> Any:
-    """``x`` (N, C, *S) read at ``flat``, positions into the flattened ``x`` (``disjoint``, no
-    position repeats, is for the gradient)."""
+def _flat_positions(xp: Any, indices: Any, shape: tuple) -> Any:
+    """Per-plane argmax ``indices`` (N, C, *out) as positions into a flattened (N, C, *S)."""
+    planes, plane = math.prod(shape[:2]), math.prod(shape[2:])
+    base = (xp.arange(planes) * plane).reshape(tuple(shape[:2]) + (1,) * (len(shape) - 2))
+    return indices + base
+
+
+def _window_max_forward(xp: Any, x: Any, indices: Any, disjoint: bool) -> Any:
+    """``x`` (N, C, *S) read at each plane's argmax ``indices`` (``disjoint``, no position
+    repeats, is for the gradient)."""
+    flat = _flat_positions(xp, indices, x.shape)
     source, out = x.reshape(-1), xp.empty(flat.shape, x.dtype)
 
     def part(rows: slice) -> None:
@@ -311,8 +319,12 @@ def _window_max_forward(xp: Any, x: Any, flat: Any, disjoint: bool) -> Any:
     return out
 
 
-def _window_max_backward_forward(xp: Any, g: Any, flat: Any, shape: tuple, disjoint: bool) -> Any:
-    """Zeros of ``shape`` with ``g`` added at ``flat`` (assigned when no position repeats)."""
+def _window_max_backward_forward(
+    xp: Any, g: Any, indices: Any, shape: tuple, disjoint: bool
+) -> Any:
+    """Zeros of ``shape`` with ``g`` added at the argmax ``indices`` (assigned when no
+    position repeats)."""
+    flat = _flat_positions(xp, indices, shape)
     if not disjoint:
         out = xp.zeros(math.prod(shape), g.dtype)
         add_at(xp, out, flat, g)
@@ -328,15 +340,31 @@ def _window_max_backward_forward(xp: Any, g: Any, flat: Any, shape: tuple, disjo
     return out
 
 
+# The argmax indices are an input (a tensor the capture of tk.jit follows), saved for the
+# gradient; the values are not differentiated with respect to them.
 _WINDOW_MAX = OpDef(
     "max_pool",
     _window_max_forward,
-    lambda ctx, g: apply(_WINDOW_MAX_BACKWARD, g, shape=ctx.input_meta[0][0], **ctx.attrs),
+    lambda ctx, g: (
+        apply(
+            _WINDOW_MAX_BACKWARD,
+            g,
+            ctx.saved_tensors[1],
+            shape=ctx.input_meta[0][0],
+            disjoint=ctx.attrs["disjoint"],
+        ),
+        None,
+    ),
+    saves=SAVE_INPUTS,
 )
 _WINDOW_MAX_BACKWARD = OpDef(
     "max_pool_backward",
     _window_max_backward_forward,
-    lambda ctx, gg: apply(_WINDOW_MAX, gg, flat=ctx.attrs["flat"], disjoint=ctx.attrs["disjoint"]),
+    lambda ctx, gg: (
+        apply(_WINDOW_MAX, gg, ctx.saved_tensors[1], disjoint=ctx.attrs["disjoint"]),
+        None,
+    ),
+    saves=SAVE_INPUTS,
 )
 
 
@@ -353,11 +381,7 @@ def _max_over_windows(
     x: Tensor, tables: list, return_indices: bool, batched: bool
 ) -> Tensor | tuple[Tensor, Tensor]:
     indices = apply(_WINDOW_ARGMAX, x, tables=tuple(tables))
-    xp = x.device.xp
-    planes, plane = math.prod(x.shape[:2]), math.prod(x.shape[2:])
-    base = (xp.arange(planes) * plane).reshape(x.shape[:2] + (1,) * (x.ndim - 2))
-    flat = indices._data + base
-    values = apply(_WINDOW_MAX, x, flat=flat, disjoint=_disjoint(xp, tables))
+    values = apply(_WINDOW_MAX, x, indices, disjoint=_disjoint(x.device.xp, tables))
     values, indices = _unbatch(values, batched), _unbatch(indices, batched)
     return (values, indices) if return_indices else values
 

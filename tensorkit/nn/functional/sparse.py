@@ -7,7 +7,7 @@ from ..._ranges import composite
 from ...autograd.grad_mode import no_grad
 from ...ops.binary import where
 from ...ops.creation import arange, full, zeros
-from ...tensor import Tensor, wrap
+from ...tensor import Tensor, note_value_read, wrap
 from ._names import type_name
 
 __all__ = ["embedding", "embedding_bag", "one_hot"]
@@ -173,6 +173,9 @@ def _bag_layout(
 ) -> tuple[Tensor, Tensor, int]:
     """The positions of ``flat`` that enter a bag, the bag of each, and the bag count."""
     xp, dev = flat.device.xp, flat.device
+    note_value_read(offsets, "values, in embedding_bag,")
+    if padding_idx is not None:
+        note_value_read(flat, "values, in embedding_bag,")
     starts = offsets._data.astype(xp.int64)
     bags = max(starts.shape[0] - 1, 0) if include_last_offset else starts.shape[0]
     positions = xp.arange(flat.shape[0])
