@@ -158,6 +158,7 @@ def _observed(cls: type, ctx: FunctionCtx, args: tuple, tensors: tuple, position
     from ..ops._apply import OpEvent
 
     event = OpEvent(cls._op, tensors, {})
+    event.arguments = args
     observers = _state.observers
     for observer in observers:
         observer.op_started(event)

@@ -180,7 +180,8 @@ class Tracer:
         if op is None:
             return  # a backward node's summary event: its ops were seen one by one
         outputs = tuple(t for t in event.outputs if isinstance(t, Tensor))
-        args = tuple(self._arg(x) for x in event.inputs)
+        given = event.inputs if event.arguments is None else event.arguments
+        args = tuple(self._arg(x) for x in given)
         if getattr(op, "view", False) and args and type(args[0]) is Ref:
             root = self._view_root.get(args[0].id, args[0].id)
         else:
@@ -212,16 +213,17 @@ class Tracer:
             multi_output=getattr(op, "outputs", len(outputs)) != 1,
         )
         self.graph.nodes.append(node)
-        if not known:
+        if not known:  # a custom Function: replayed by calling it, unless it must differentiate
             node.attrs = {"function": op}
-            self.graph.breaks.append(
-                GraphBreak(
-                    "function",
-                    f"custom autograd.Function {op.name} is kept as an opaque node; "
-                    "its backward is not captured",
-                    node.site,
+            if event.node is not None:
+                self.graph.breaks.append(
+                    GraphBreak(
+                        "function",
+                        f"custom autograd.Function {op.name} needs its backward, which tk.jit "
+                        "does not capture (its saved tensors live in its ctx)",
+                        node.site,
+                    )
                 )
-            )
 
     def _arg(self, x: Any) -> Any:
         if isinstance(x, Tensor):

@@ -2,10 +2,11 @@
 
 from __future__ import annotations
 
+import warnings
 from typing import Any
 
 from ..tensor import Tensor
-from .capture import capture, flatten
+from .capture import TracerWarning, capture, flatten
 from .ir import INPUT, Graph
 from .passes import optimize
 from .runtime import CompiledGraph
@@ -65,6 +66,9 @@ def trace(
     kwargs = example_kwarg_inputs or {}
     module = fn_or_module if _is_module(fn_or_module) else None
     recorded = capture(fn_or_module, args, kwargs, module, warn=True)
+    for graph_break in recorded.graph.breaks:
+        if graph_break.kind != "value_read":  # those warned as they happened
+            warnings.warn(f"tk.jit.trace: {graph_break}", TracerWarning, stacklevel=2)
     return TracedFunction(fn_or_module, recorded.graph, recorded.tensors, recorded.input_spec)
 
 

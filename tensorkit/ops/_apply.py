@@ -405,9 +405,12 @@ def apply_untaped(op: OpDef, *inputs: Any, **attrs: Any) -> Any:
 
 # ----------------------------------------------------------------------- observed path
 class OpEvent:
-    """What observers learn about one op: name, phase, tensors, node, timing, module path."""
+    """What observers learn about one op: name, phase, tensors, node, timing, module path.
+    ``arguments`` is the call's whole argument tuple where ``inputs`` holds only its tensors
+    (a custom Function), else None."""
 
     __slots__ = (
+        "arguments",
         "attrs",
         "backward_node",
         "end_ns",
@@ -428,6 +431,7 @@ class OpEvent:
         self.phase = _state.phase
         self.inputs = inputs
         self.attrs = attrs
+        self.arguments: tuple | None = None
         self.outputs: tuple = ()
         self.node: Node | None = None
         self.backward_node = _state.backward_node

@@ -120,7 +120,8 @@ def test_inplace_write_into_a_view_is_a_graph_break() -> None:
         x[0] = 5.0
         return x * 1
 
-    traced = jit.trace(f, (tk.zeros(3),))
+    with pytest.warns(jit.TracerWarning, match="writes in place into a view"):
+        traced = jit.trace(f, (tk.zeros(3),))
     assert [b.kind for b in traced.graph.breaks] == ["inplace_view"]
     assert "writes in place into a view" in str(traced.graph.breaks[0])
 
@@ -138,26 +139,36 @@ def test_dropout_redraws_on_each_replay_from_the_generator() -> None:
 
 
 def test_a_sampler_tk_jit_does_not_capture_is_a_break() -> None:
-    traced = jit.trace(lambda x: x + tk.randint(0, 5, (3,)), (tk.zeros(3),))
+    with pytest.warns(jit.TracerWarning, match="sampler tk.jit does not capture"):
+        traced = jit.trace(lambda x: x + tk.randint(0, 5, (3,)), (tk.zeros(3),))
     assert [b.kind for b in traced.graph.breaks] == ["random"]
     assert "randint" in str(traced.graph.breaks[0]) or "rand, randn" in str(traced.graph.breaks[0])
 
 
-def test_custom_function_is_kept_as_an_opaque_node() -> None:
-    class Double(tk.autograd.Function):
-        @staticmethod
-        def forward(ctx, x):
-            return x * 2
+class Scale(tk.autograd.Function):
+    @staticmethod
+    def forward(ctx, x, factor):
+        ctx.factor = factor
+        return x * factor
 
-        @staticmethod
-        def backward(ctx, g):
-            return g * 2
+    @staticmethod
+    def backward(ctx, g):
+        return g * ctx.factor, None
 
-    traced = jit.trace(lambda x: Double.apply(x) + 1, (tk.ones(2),))
-    kinds = [node.kind for node in traced.graph.nodes]
-    assert "function" in kinds
+
+def test_custom_function_is_an_opaque_node_called_on_replay() -> None:
+    traced = jit.trace(lambda x: Scale.apply(x, 3.0) + 1, (tk.ones(2),))
+    (node,) = [n for n in traced.graph.nodes if n.kind == "function"]
+    assert node.op == "Scale" and node.args[1] == 3.0
+    assert traced.graph.breaks == []  # nothing needs its backward
+    np.testing.assert_array_equal(traced(tk.full((2,), 2.0)).numpy(), [7.0, 7.0])
+
+
+def test_custom_function_that_must_differentiate_is_a_break() -> None:
+    with pytest.warns(jit.TracerWarning, match="Scale needs its backward"):
+        traced = jit.trace(lambda x: Scale.apply(x, 3.0).sum(), (tk.ones(2, requires_grad=True),))
     assert [b.kind for b in traced.graph.breaks] == ["function"]
-    np.testing.assert_array_equal(traced(tk.full((2,), 3.0)).numpy(), [7.0, 7.0])
+    assert "Scale needs its backward" in str(traced.graph.breaks[0])
 
 
 def test_mixed_dtypes_are_promoted_as_eager_does() -> None:

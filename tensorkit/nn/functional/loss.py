@@ -251,9 +251,7 @@ def _counted_mean_rule(ctx: Any, g: Tensor) -> tuple:
 
 # ``total / weight_total`` where some target counts. With every target ignored PyTorch's mean
 # is NaN (0 / 0) but its gradient is zero (its backward visits only the counted targets).
-_COUNTED_MEAN = OpDef(
-    "counted_mean", _counted_mean_forward, _counted_mean_rule, saves=SAVE_INPUTS
-)
+_COUNTED_MEAN = OpDef("counted_mean", _counted_mean_forward, _counted_mean_rule, saves=SAVE_INPUTS)
 
 
 @composite
