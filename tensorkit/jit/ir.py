@@ -182,6 +182,37 @@ class Graph:
         ids += [v for v in self.leaf_grads.values() if v is not None]
         return ids
 
+    def rename(self, renamed: dict[int, int]) -> None:
+        """Read value ``renamed[id]`` wherever value ``id`` was read (a pass that found two
+        values equal): node arguments and attributes, outputs, gradients and writes."""
+        if not renamed:
+            return
+
+        def new(value_id: int) -> int:
+            return renamed.get(value_id, value_id)
+
+        for node in [*self.nodes, *self.backward]:
+            node.args = tuple(Ref(new(a.id)) if type(a) is Ref else a for a in node.args)
+            node.attrs = {
+                k: map_refs(v, lambda ref: Ref(new(ref.id))) for k, v in node.attrs.items()
+            }
+        self.outputs = [Ref(new(v.id)) if type(v) is Ref else v for v in self.outputs]
+        self.grad_outputs = [Ref(new(v.id)) for v in self.grad_outputs]
+        self.grads = {i: new(v) for i, v in self.grads.items()}
+        self.leaf_grads = {i: None if v is None else new(v) for i, v in self.leaf_grads.items()}
+        for mutation in self.mutations:
+            mutation.value = new(mutation.value)
+
+    def uses(self) -> dict[int, int]:
+        """How many times each value is read (by nodes, or as something the graph gives)."""
+        counts: dict[int, int] = {}
+        for node in [*self.nodes, *self.backward]:
+            for value_id in node.refs():
+                counts[value_id] = counts.get(value_id, 0) + 1
+        for value_id in self.output_ids():
+            counts[value_id] = counts.get(value_id, 0) + 1
+        return counts
+
     def __str__(self) -> str:
         lines = [f"graph({len(self.placeholders)} placeholders, {len(self.nodes)} nodes)"]
         for p in self.placeholders:

@@ -93,3 +93,35 @@ def test_plan_source_holds_identifiers_only() -> None:
     assert "3.5" not in plan.source and "reshape" not in plan.source
     (out,) = plan(np.arange(4.0, dtype=np.float32))
     np.testing.assert_array_equal(out, [9.0, 11.0])
+
+
+def test_view_simplification_removes_transposes_and_gradient_copies() -> None:
+    from tensorkit import nn
+    from tensorkit.jit.passes.views import simplify_views
+
+    model = nn.Linear(5, 3)
+
+    def step(x):
+        model.zero_grad()
+        model(x).pow(2).sum().backward()
+
+    x = tk.randn(4, 5)
+    graph = eliminate_common_subexpressions(eliminate_dead_code(_graph(step, x)))
+    assert _ops(graph).count("clone") == 2  # the weight's and the bias's gradient
+    graph = eliminate_dead_code(simplify_views(graph))
+    assert "clone" not in _ops(graph)
+    assert _ops(graph).count("permute") == 2  # the forward's weight.T and one in the product
+    step(x)
+    expected = [model.weight.grad.numpy().copy(), model.bias.grad.numpy().copy()]
+    compiled = CompiledGraph(graph)
+    compiled.run([x, model.weight, model.bias])
+    np.testing.assert_allclose(model.weight.grad.numpy(), expected[0], rtol=1e-6)
+    np.testing.assert_allclose(model.bias.grad.numpy(), expected[1], rtol=1e-6)
+    assert model.weight.grad.numpy().flags.writeable
+
+
+def test_permutes_that_cancel_are_removed() -> None:
+    from tensorkit.jit.passes.views import simplify_views
+
+    graph = simplify_views(_graph(lambda x: x.t().t() * 2, tk.ones(2, 3)))
+    assert _ops(eliminate_dead_code(graph)) == ["mul"]

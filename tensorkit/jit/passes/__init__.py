@@ -1,6 +1,7 @@
 """Passes over the IR, each one function with one job, run in this order by ``optimize``:
-dead-code elimination, common-subexpression elimination, constant folding, elementwise
-fusion; memory planning happens while lowering (``memory.last_uses``)."""
+dead-code elimination, common-subexpression elimination, view simplification, constant
+folding, elementwise fusion; memory planning happens while lowering
+(``memory.last_uses``)."""
 
 from __future__ import annotations
 
@@ -8,6 +9,7 @@ from ..ir import Graph
 from .constant_fold import fold_constants
 from .cse import eliminate_common_subexpressions
 from .dce import eliminate_dead_code
+from .views import simplify_views
 
 __all__ = ["optimize"]
 
@@ -17,5 +19,6 @@ def optimize(graph: Graph) -> Graph:
     place and returned)."""
     graph = eliminate_dead_code(graph)
     graph = eliminate_common_subexpressions(graph)
+    graph = simplify_views(graph)
     graph = fold_constants(graph)
     return eliminate_dead_code(graph)

@@ -15,14 +15,7 @@ def eliminate_common_subexpressions(graph: Graph) -> Graph:
     renamed: dict[int, int] = {}
     graph.nodes = _merge(graph.nodes, renamed)
     graph.backward = _merge(graph.backward, renamed)
-    graph.outputs = [Ref(renamed.get(v.id, v.id)) if type(v) is Ref else v for v in graph.outputs]
-    graph.grad_outputs = [Ref(renamed.get(v.id, v.id)) for v in graph.grad_outputs]
-    graph.grads = {i: renamed.get(v, v) for i, v in graph.grads.items()}
-    graph.leaf_grads = {
-        i: None if v is None else renamed.get(v, v) for i, v in graph.leaf_grads.items()
-    }
-    for mutation in graph.mutations:
-        mutation.value = renamed.get(mutation.value, mutation.value)
+    graph.rename(renamed)
     return graph
 
 
