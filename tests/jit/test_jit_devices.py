@@ -49,3 +49,23 @@ def test_a_traced_graph_refuses_inputs_on_another_device(cuda: tk.device) -> Non
     traced = jit.trace(lambda x: x + 1, (tk.ones(2),))
     with pytest.raises(ValueError, match=r"as float32\[2\] on cpu, got float32\[2\] on cuda:0"):
         traced(tk.ones(2).to(cuda))
+
+
+@pytest.mark.cuda
+def test_compiled_training_step_on_a_gpu_matches_eager() -> None:
+    """Runs in scripts/gpu_check.sh: the same graph machinery on CuPy arrays."""
+    gpu = tk.device("cuda")
+    model = nn.Sequential(nn.Linear(32, 64), nn.ReLU(), nn.Linear(64, 10)).to(gpu)
+    compiled = tk.compile(model)
+    x, y = tk.randn(16, 32, device=gpu), tk.randint(0, 10, (16,), device=gpu)
+    for _ in range(3):
+        model.zero_grad()
+        loss = nn.functional.cross_entropy(compiled(x), y)
+        loss.backward()
+    got = [p.grad.cpu().numpy().copy() for p in model.parameters()]
+    model.zero_grad()
+    expected_loss = nn.functional.cross_entropy(model(x), y)
+    expected_loss.backward()
+    assert float(loss) == pytest.approx(float(expected_loss), rel=1e-5)
+    for a, p in zip(got, model.parameters(), strict=True):
+        np.testing.assert_allclose(a, p.grad.cpu().numpy(), rtol=1e-4, atol=1e-6)
