@@ -415,7 +415,8 @@ def _cast_of(inputs: tuple, arrays: list) -> str | None:
 
 # ---------------------------------------------------------------------- structures
 def flatten(obj: Any) -> tuple[list, Any]:
-    """The leaves of nested tuples, lists and dicts (str keys) and a spec to rebuild them."""
+    """The leaves of nested tuples, lists and dicts (str keys) and a spec to rebuild them
+    (hashable: nested tuples of strings)."""
     if isinstance(obj, tuple | list):
         leaves: list = []
         specs = []
@@ -423,7 +424,7 @@ def flatten(obj: Any) -> tuple[list, Any]:
             sub_leaves, sub_spec = flatten(item)
             leaves += sub_leaves
             specs.append(sub_spec)
-        return leaves, ["tuple" if isinstance(obj, tuple) else "list", specs]
+        return leaves, ("tuple" if isinstance(obj, tuple) else "list", tuple(specs))
     if isinstance(obj, dict):
         leaves = []
         specs = []
@@ -434,8 +435,8 @@ def flatten(obj: Any) -> tuple[list, Any]:
                 )
             sub_leaves, sub_spec = flatten(item)
             leaves += sub_leaves
-            specs.append([key, sub_spec])
-        return leaves, ["dict", specs]
+            specs.append((key, sub_spec))
+        return leaves, ("dict", tuple(specs))
     return [obj], "leaf"
 
 

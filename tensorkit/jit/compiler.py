@@ -80,7 +80,10 @@ class CompiledFunction:
         if _state.ops_in_backward or _state.anomaly:
             # A capture, a Tape or anomaly mode watches every op: run the code itself.
             return self.fn(*args, **kwargs)
-        leaves, spec = flatten((list(args), kwargs))
+        if kwargs or any(isinstance(a, tuple | list | dict) for a in args):
+            leaves, spec = flatten((list(args), kwargs))
+        else:  # plain arguments: flatten's leaves are the arguments themselves
+            leaves, spec = args, len(args)
         guards = self._guards(leaves, spec)
         entry = self.entries.get(guards)
         if entry is None:
@@ -130,11 +133,11 @@ class CompiledFunction:
 
     # ------------------------------------------------------------------ guards
     def _guards(self, leaves: list, spec: Any) -> tuple:
-        parts: list = [_state.grad_enabled, repr(spec)]
+        parts: list = [_state.grad_enabled, spec]
         for leaf in leaves:
             if isinstance(leaf, Tensor):
                 data = leaf._data
-                parts.append((data.shape, data.dtype.name, leaf._device, leaf._requires_grad))
+                parts.append((data.shape, data.dtype, leaf._device, leaf._requires_grad))
             else:
                 parts.append(_hashable(leaf))
         if self.module is not None:

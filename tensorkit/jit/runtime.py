@@ -83,7 +83,7 @@ class CompiledGraph:
         )
         self.forward_plan = lower(graph.nodes, feed_ids, wanted, graph.constants, "forward")
         self._observed_plan: Any = None  # lowered on the first call a profiler watches
-        self.devices = {value_id: v.device for value_id, v in graph.values().items()}
+        self.devices = {value_id: as_device(v.device) for value_id, v in graph.values().items()}
         self.backward_plan = None
         if graph.backward:
             seed_ids = [p.value.id for p in placeholders if p.kind == GRAD_OUTPUT]
@@ -152,12 +152,12 @@ class CompiledGraph:
         placeholders = self.graph.placeholders
         env: dict[int, Any] = {placeholders[i].value.id: tensors[i] for i in self.feeds}
         for value_id, array in self.graph.constants.items():
-            env[value_id] = wrap(array, as_device(self.devices[value_id]))
+            env[value_id] = wrap(array, self.devices[value_id])
         return env
 
     def _wrap_outputs(self, outputs: tuple, tensors: list, saved: tuple) -> list[Tensor]:
         wrapped = [
-            wrap(array, as_device(self.devices[ref]))
+            wrap(array, self.devices[ref])
             for array, ref in zip(outputs, self.output_refs, strict=True)
         ]
         if (
