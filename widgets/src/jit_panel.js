@@ -59,7 +59,7 @@ export function jitSections(graph, node, opened) {
     ),
     section("guards", [list(jit.guards || [], "tk-jit-guards")]),
   );
-  if (jit.title) sections.unshift(h("div", { class: "tk-step-node", text: jit.title }));
+  if (jit.title) sections.unshift(h("div", { class: "tk-jit-title", text: jit.title }));
   return sections;
 }
 

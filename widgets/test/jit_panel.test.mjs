@@ -85,6 +85,7 @@ test("jitSections: the kernel as a code block, the breaks with call sites, the g
     ["Tensor.item() reads a value (at cell [3], line 2)"],
   );
   assert.deepEqual(guards.map((li) => li.textContent), GRAPH.jit.guards);
+  assert.equal(sections[0].className, "tk-jit-title");
   assert.equal(sections[0].textContent, "tk.compile of Net: guard set 1 of 1");
 });
 
