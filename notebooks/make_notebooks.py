@@ -614,11 +614,154 @@ else:
 ]
 
 
+JIT = [
+    md("""
+# Compiling a model with tk.jit
+
+`tk.compile` records a call into a graph of ops, optimizes it and replays it without
+dispatching op by op; `tk.jit.explain` says what it made of a call and why. Here we draw a
+small MLP's graph before and after compilation, look at what fused, break the graph on
+purpose, and measure the speed-up.
+"""),
+    code("""
+import tensorkit as tk
+import tensorkit.nn as nn
+import tensorkit.nn.functional as F
+import tensorkit.notebook as tkn
+
+_ = tk.manual_seed(0)
+"""),
+    md("""
+## Before: the eager graph
+
+A `Tape` records every op the forward and backward run, one by one, grouped by module.
+"""),
+    code("""
+model = nn.Sequential(
+    nn.Linear(64, 128), nn.Tanh(), nn.Linear(128, 128), nn.Tanh(), nn.Linear(128, 10)
+)
+x = tk.randn(64, 64)
+y = tk.randint(0, 10, (64,))
+with tk.autograd.Tape() as tape:
+    F.cross_entropy(model(x), y).backward()
+print(f"eager: {len(tape.entries)} ops, each dispatched on its own")
+tkn.show(tape)
+"""),
+    md("""
+## After: the compiled graph
+
+`tk.compile(model)` records the first two calls (they run eagerly); once the two recordings
+agree, later calls with inputs of the same kind (the *guards*) replay the compiled graph. A
+training call's graph carries its backward too, captured ahead of time: the band below.
+"""),
+    code("""
+compiled = tk.compile(model)
+for step in range(3):
+    model.zero_grad()
+    F.cross_entropy(compiled(x), y).backward()
+print(tk.jit.explain(compiled, x))
+"""),
+    md("""
+The same graph widget draws the compiled graph: placeholders (the input, the parameters, the
+gradient flowing in) as tensors, ops grouped by module, the guards beside it. A fused group
+is one box: click it to open it into its ops and to see the generated kernel's source in the
+panel.
+"""),
+    code("""
+tkn.show_compiled(compiled)
+"""),
+    md("""
+## What fused
+
+The passes (dead-code elimination, common subexpressions, constant folding, elementwise
+fusion) rewrite the recorded graph; a fused node runs a chain of elementwise ops as one
+generated kernel.
+"""),
+    code("""
+traced = tk.jit.trace(model, (x,))
+graph = traced.graph
+fused = [n for n in [*graph.nodes, *graph.backward] if n.kind == "fused"]
+print(f"{len(graph.nodes)} forward and {len(graph.backward)} backward nodes")
+print(f"fused groups: {len(fused)}")
+for node in fused:
+    print(" ", " -> ".join(m.op for m in node.members))
+if fused:
+    print(fused[0].source)
+"""),
+    md("""
+## What broke the graph, and why
+
+A replay computes no Python, so a call whose Python reads a tensor's value (`item()`,
+`bool(t)`, `float(t)`) cannot be one graph: the value could steer it differently next time.
+`tk.compile` runs such calls eagerly; `tk.jit.explain` lists each break with its call site.
+"""),
+    code("""
+class Clipped(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.fc = nn.Linear(64, 32)
+        self.out = nn.Linear(32, 10)
+
+    def forward(self, x):
+        h = self.fc(x).tanh()
+        if h.abs().max().item() > 0.9:  # a Python decision on a tensor's value
+            h = h * 0.5
+        return self.out(h)
+
+
+clipped = Clipped()
+explained = tk.jit.explain(clipped, x)
+print(explained)
+"""),
+    code("""
+tkn.show_compiled(explained, module=clipped)
+"""),
+    md("""
+The fix is to keep the decision in tensor ops: `tk.where` picks the scale without reading it
+into Python, and the call is one graph again.
+"""),
+    code("""
+class Scaled(Clipped):
+    def forward(self, x):
+        h = self.fc(x).tanh()
+        h = h * tk.where(h.abs().max() > 0.9, 0.5, 1.0)
+        return self.out(h)
+
+
+print(tk.jit.explain(Scaled(), x))
+"""),
+    md("""
+## The speed-up
+
+One training step (forward and backward) of the MLP, eager and compiled: medians of repeated
+runs with `tk.utils.benchmark.Timer`. The compiled step skips the per-op dispatch, so small
+models gain the most; the ratio depends on the machine.
+"""),
+    code("""
+from tensorkit.utils.benchmark import Timer
+
+
+def step_time(forward):
+    def step():
+        model.zero_grad()
+        F.cross_entropy(forward(x), y).backward()
+
+    return Timer(stmt="step()", globals={"step": step}).blocked_autorange(min_run_time=0.5).median
+
+
+eager, fast = step_time(model), step_time(compiled)
+print(f"eager median {eager * 1e3:.3f} ms, compiled median {fast * 1e3:.3f} ms per step")
+print(f"speed-up: {eager / fast:.2f}x")
+"""),
+]
+
+
 NOTEBOOKS = {
     "01_tour.ipynb": TOUR,
     "02_course_backprop_mlp.ipynb": COURSE,
     "03_debugging_wrong_gradient.ipynb": DEBUG,
     "04_profiling_cnn.ipynb": PROFILE,
+    "05_compiling_with_jit.ipynb": JIT,
 }
 
 

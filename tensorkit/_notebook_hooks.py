@@ -1,6 +1,7 @@
 """The functions the notebook package lends to the core: ``Tape.show``/``save``/``to_html``,
-``Profile.show`` and the Tape's recorder of backward steps are written in
-``tensorkit.notebook``, which the core (tensor, ops, autograd, profiler) never imports.
+``Profile.show``, the ``show`` of tk.jit's traced and compiled functions and the Tape's
+recorder of backward steps are written in ``tensorkit.notebook``, which the core (tensor,
+ops, autograd, profiler) never imports.
 ``tensorkit.notebook`` registers them here when it is imported; a core method looks its
 function up, importing ``tensorkit.notebook`` once if nothing is registered yet.
 """
@@ -18,6 +19,7 @@ KINDS = {
     "tape.to_html": "Tape.to_html()",
     "tape.pass_recorder": "Tape(step_details=...)",
     "profile.show": "profile.show()",
+    "jit.show": "TracedFunction.show() / CompiledFunction.show()",
 }
 
 _hooks: dict[str, Callable[..., Any]] = {}

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 
 import pytest
@@ -10,12 +11,15 @@ nbformat = pytest.importorskip("nbformat", reason="nbformat is not installed")
 nbclient = pytest.importorskip("nbclient", reason="nbclient is not installed")
 pytest.importorskip("ipykernel", reason="ipykernel is not installed (needed for the kernel)")
 
+WIDGET_VIEW = "application/vnd.jupyter.widget-view+json"
+MIME_TYPE = "application/vnd.tensorkit.recording+json"  # the recorded view each widget carries
 NOTEBOOKS = Path(__file__).resolve().parent.parent / "notebooks"
 NAMES = [
     "01_tour.ipynb",
     "02_course_backprop_mlp.ipynb",
     "03_debugging_wrong_gradient.ipynb",
     "04_profiling_cnn.ipynb",
+    "05_compiling_with_jit.ipynb",
 ]
 
 
@@ -51,6 +55,10 @@ def _errors(nb) -> list[str]:
     ]
 
 
+def _all_outputs(nb) -> list:
+    return [o for cell in nb.cells if cell.cell_type == "code" for o in cell.outputs]
+
+
 def test_committed_notebooks_have_no_outputs():
     for name in NAMES:
         nb = nbformat.read(NOTEBOOKS / name, as_version=4)
@@ -83,6 +91,18 @@ def test_notebook_runs(name):
         assert "SoftplusBackward DISAGREES" in text and "LogCoshBackward agrees" in text
         assert "gradcheck failed" in text and "gradcheck passed" in text  # Softplus, LogCosh
         assert "bug still in place" in text and "ok after the fix" not in text
+    elif name.startswith("05"):
+        assert text.count("Graph break count: 0") == 2  # the compiled MLP and the fixed model
+        assert "Graph break count: 1" in text
+        assert "Tensor.item() reads a tensor's value into Python (at cell [" in text
+        assert "fused groups: " in text
+        assert re.search(r"eager median [\d.]+ ms, compiled median [\d.]+ ms per step", text)
+        assert re.search(r"speed-up: [\d.]+x", text)
+        views = [o for o in _all_outputs(nb) if WIDGET_VIEW in o.get("data", {})]
+        assert len(views) == 3  # the tape's graph, the compiled graph, the broken call's
+        graphs = [o["data"][MIME_TYPE]["graph"] for o in views]
+        assert [g.get("source") for g in graphs] == ["tape", "jit", "jit"]
+        assert graphs[2]["jit"]["breaks"][0]["kind"] == "value_read"
     else:
         assert "forward:" in text and "backward:" in text
         assert "peak live bytes:" in text

@@ -25,6 +25,7 @@ __all__ = [
     "check_graph",
     "check_node",
     "show",
+    "show_compiled",
     "step_backward",
     "to_text",
 ]
@@ -42,6 +43,15 @@ def show(source, **kwargs):
     from .widgets import show as _show
 
     return _show(source, **kwargs)
+
+
+def show_compiled(source, **kwargs):
+    """A graph widget of a tk.jit graph: a ``tk.jit.trace`` or ``tk.compile`` result, a
+    ``tk.jit.explain`` result or a ``tk.jit.Graph`` (needs anywidget); see
+    :func:`tensorkit.notebook.jit_graph.show_compiled`."""
+    from .jit_graph import show_compiled as _show_compiled
+
+    return _show_compiled(source, **kwargs)
 
 
 def step_backward(loss, **kwargs):
@@ -80,3 +90,4 @@ _notebook_hooks.register("tape.save", save_tape)
 _notebook_hooks.register("tape.to_html", to_html)
 _notebook_hooks.register("tape.pass_recorder", PassRecorder)
 _notebook_hooks.register("profile.show", _show_profile)
+_notebook_hooks.register("jit.show", show_compiled)

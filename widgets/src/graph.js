@@ -1,7 +1,8 @@
 /**
  * The graph widget (anywidget front end): the graph view (graphview.js), a toolbar (search,
  * colouring mode, gradient ops shown or not, the colour legend) and a side panel with the
- * selected node's details. Synced traits: `graph` (read), `selected` (written on clicks; set
+ * selected node's details (for a tk.jit graph also its kernels, breaks and guards:
+ * jit_panel.js). Synced traits: `graph` (read), `selected` (written on clicks; set
  * from Python, the view opens the groups hiding the node and pans to it), `collapsed`
  * (written on clicks, expand all and collapse all), `color_by` and `show_backward` (read, and
  * written from the toolbar).
@@ -10,6 +11,7 @@
 import { h, legendView, nodeDetails, redrawOn } from "./dom.js";
 import { COLOR_MODES, colorMode } from "./format.js";
 import { graphView } from "./graphview.js";
+import { isFused, jitSections } from "./jit_panel.js";
 
 /**
  * Render into `el`; returns the cleanup function that anywidget calls on removal.
@@ -33,12 +35,18 @@ function render({ model, el }) {
     model.set(name, value);
     model.save_changes();
   };
+  let openedFused = ""; // the fused group opened last: the panel shows its kernel
+  const followFused = (path, opening) => {
+    if (opening && isFused(model.get("graph"), path)) openedFused = path;
+    else if (!opening && openedFused === path) openedFused = "";
+  };
   const view = graphView({
     onSelect(id) {
       set("selected", model.get("selected") === id ? "" : id);
     },
     onToggle(path) {
       const collapsed = model.get("collapsed");
+      followFused(path, collapsed.includes(path));
       set(
         "collapsed",
         collapsed.includes(path) ? collapsed.filter((p) => p !== path) : [...collapsed, path],
@@ -72,7 +80,7 @@ function render({ model, el }) {
     });
     legend.replaceChildren(legendView(drawn.legend));
     const node = (graph.nodes || []).find((n) => n.id === selected);
-    panel.replaceChildren(nodeDetails(node));
+    panel.replaceChildren(nodeDetails(node), ...jitSections(graph, node, openedFused));
   };
   const events = [
     "change:graph",

@@ -1,0 +1,99 @@
+import assert from "node:assert/strict";
+import { test } from "node:test";
+
+/** Just enough of the DOM for jit_panel.js: elements with attributes, children and text. */
+class FakeElement {
+  constructor(tag) {
+    this.tagName = tag.toUpperCase();
+    this.attributes = {};
+    this.children = [];
+    this.textContent = "";
+  }
+  setAttribute(name, value) {
+    this.attributes[name] = value;
+  }
+  append(...children) {
+    for (const child of children) this.children.push(child);
+  }
+  get className() {
+    return this.attributes.class || "";
+  }
+  /** Every descendant whose tag or class is `name`, depth first. */
+  find(name) {
+    const found = [];
+    const walk = (el) => {
+      for (const child of el.children || []) {
+        if (child.tagName === name.toUpperCase() || child.className.split(" ").includes(name)) {
+          found.push(child);
+        }
+        walk(child);
+      }
+    };
+    walk(this);
+    return found;
+  }
+}
+globalThis.document = { createElement: (tag) => new FakeElement(tag) };
+
+const { isFused, jitSections, kernelGroup } = await import("../src/jit_panel.js");
+
+const GRAPH = {
+  nodes: [
+    { id: "n0", kind: "op", op: "matmul", group: "Net.fc" },
+    { id: "n1.0", kind: "op", op: "add", group: "Net.fc/fused#1" },
+    { id: "n1.1", kind: "op", op: "tanh", group: "Net.fc/fused#1" },
+  ],
+  groups: {
+    "Net.fc": { kind: "module", label: "Linear · fc", parent: null },
+    "Net.fc/fused#1": {
+      kind: "fused",
+      label: "fused: add·tanh (2 ops)",
+      parent: "Net.fc",
+      source: "def kernel(a, b):\n    return tanh(a + b)",
+    },
+  },
+  jit: {
+    title: "tk.compile of Net: guard set 1 of 1",
+    guards: ["grad mode on", "argument 0: float32[2, 4] on cpu, requires_grad=False"],
+    breaks: [{ kind: "value_read", reason: "Tensor.item() reads a value", site: "cell [3], line 2" }],
+  },
+};
+const texts = (sections, name) => sections.flatMap((s) => s.find(name)).map((e) => e.textContent);
+
+test("kernelGroup: the selected op's fused group, else the one opened last", () => {
+  const member = GRAPH.nodes[1];
+  assert.equal(kernelGroup(GRAPH, member, "").label, "fused: add·tanh (2 ops)");
+  assert.equal(kernelGroup(GRAPH, GRAPH.nodes[0], ""), null);
+  assert.equal(kernelGroup(GRAPH, null, "Net.fc/fused#1").source.startsWith("def kernel"), true);
+  assert.equal(kernelGroup(GRAPH, null, "Net.fc"), null); // a module group has no kernel
+  assert.equal(isFused(GRAPH, "Net.fc/fused#1"), true);
+  assert.equal(isFused(GRAPH, "Net.fc"), false);
+  assert.equal(isFused(GRAPH, "missing"), false);
+});
+
+test("jitSections: the kernel as a code block, the breaks with call sites, the guards", () => {
+  const sections = jitSections(GRAPH, GRAPH.nodes[2], "");
+  assert.deepEqual(texts(sections, "tk-code"), ["def kernel(a, b):\n    return tanh(a + b)"]);
+  assert.deepEqual(texts(sections, "tk-section-title"), [
+    "kernel of fused: add·tanh (2 ops)",
+    "graph breaks (1)",
+    "guards",
+  ]);
+  const [breaks, guards] = [sections[2].find("li"), sections[3].find("li")];
+  assert.deepEqual(
+    breaks.map((li) => li.textContent),
+    ["Tensor.item() reads a value (at cell [3], line 2)"],
+  );
+  assert.deepEqual(guards.map((li) => li.textContent), GRAPH.jit.guards);
+  assert.equal(sections[0].className, "tk-jit-title");
+  assert.equal(sections[0].textContent, "tk.compile of Net: guard set 1 of 1");
+});
+
+test("jitSections: no kernel outside fused groups, no breaks said so, nothing for tape graphs", () => {
+  const clean = { ...GRAPH, jit: { ...GRAPH.jit, breaks: [], title: "" } };
+  const sections = jitSections(clean, GRAPH.nodes[0], "");
+  assert.deepEqual(texts(sections, "tk-code"), []);
+  assert.deepEqual(texts(sections, "tk-section-title"), ["graph breaks (0)", "guards"]);
+  assert.deepEqual(texts(sections, "tk-muted"), ["none: the call is one graph"]);
+  assert.deepEqual(jitSections({ nodes: [], groups: {} }, null, ""), []);
+});
