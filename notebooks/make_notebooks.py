@@ -626,7 +626,7 @@ purpose, and measure the speed-up.
     code("""
 import tensorkit as tk
 import tensorkit.nn as nn
-import tensorkit.nn.functional as F
+import tensorkit.nn.functional as F  # noqa: N812 (PyTorch users write F)
 import tensorkit.notebook as tkn
 
 _ = tk.manual_seed(0)
@@ -656,7 +656,7 @@ training call's graph carries its backward too, captured ahead of time: the band
 """),
     code("""
 compiled = tk.compile(model)
-for step in range(3):
+for _ in range(3):
     model.zero_grad()
     F.cross_entropy(compiled(x), y).backward()
 print(tk.jit.explain(compiled, x))
@@ -668,7 +668,7 @@ is one box: click it to open it into its ops and to see the generated kernel's s
 panel.
 """),
     code("""
-tkn.show_compiled(compiled)
+compiled.show()
 """),
     md("""
 ## What fused

@@ -23,7 +23,7 @@ import warnings
 from dataclasses import dataclass, field
 from typing import Any
 
-from .. import _state
+from .. import _notebook_hooks, _state
 from ..tensor import Tensor
 from .capture import Capture, GraphBreak, TracingError, capture, flatten
 from .ir import BUFFER, EXTERNAL, INPUT, PARAMETER, Graph, Ref
@@ -172,6 +172,11 @@ class CompiledFunction:
             "new kinds of calls now run eagerly",
             stacklevel=3,
         )
+
+    def show(self) -> Any:
+        """The graph widget of its latest compiled graph, with guards and graph breaks
+        (needs tensorkit.notebook and anywidget)."""
+        return _notebook_hooks.lookup("jit.show")(self)
 
     def __getattr__(self, name: str) -> Any:
         """Attributes of the compiled module or function (``parameters()``, ``train()``)."""

@@ -6,6 +6,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
+from .. import _notebook_hooks
 from .capture import GraphBreak, capture
 from .compiler import CompiledFunction
 from .ir import INPUT, Graph
@@ -34,6 +35,10 @@ class ExplainOutput:
     def graph_count(self) -> int:
         """Graphs a compiled call replays: one, or none when a break makes it eager."""
         return 0 if self.break_reasons else 1
+
+    def show(self) -> Any:
+        """The graph widget of the explained graph, its breaks and guards beside it."""
+        return _notebook_hooks.lookup("jit.show")(self)
 
     def __str__(self) -> str:
         lines = [

@@ -5,6 +5,7 @@ from __future__ import annotations
 import warnings
 from typing import Any
 
+from .. import _notebook_hooks
 from ..tensor import Tensor
 from .capture import TracerWarning, capture, flatten
 from .ir import INPUT, Graph
@@ -50,6 +51,10 @@ class TracedFunction:
             _check_input(self.fn, position, given, value)
             tensors[index] = given
         return self.compiled.run(tensors)
+
+    def show(self) -> Any:
+        """The graph widget of this traced graph (needs tensorkit.notebook and anywidget)."""
+        return _notebook_hooks.lookup("jit.show")(self)
 
     def __repr__(self) -> str:
         return f"<tk.jit.TracedFunction of {_name_of(self.fn)}: {len(self.graph.nodes)} nodes>"
