@@ -769,3 +769,18 @@ def test_optimizer_ops_keep_their_phase_on_a_tape_inside_the_profile() -> None:
         opt.step()
     phases = {row["phase"] for row in build_profile(tape)["rows"]}
     assert phases == {r.phase for r in prof.records} == {"forward", "backward", "optimizer"}
+
+
+def test_adam_capturable_follows_the_default_path() -> None:
+    """capturable=True keeps the step a tensor (the path a tk.jit capture takes)."""
+    results = []
+    for capturable in (False, True):
+        tk.manual_seed(0)
+        p = tk.randn(5, requires_grad=True)
+        opt = tk.optim.Adam([p], lr=0.1, capturable=capturable, weight_decay=0.01)
+        for _ in range(4):
+            opt.zero_grad()
+            (p * p).sum().backward()
+            opt.step()
+        results.append(p.detach().numpy().copy())
+    np.testing.assert_allclose(results[1], results[0], rtol=1e-6, atol=1e-7)

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from .. import _state
 from ..ops.binary import maximum
 from ..ops.creation import zeros_like
 from ..tensor import Tensor
@@ -17,7 +18,8 @@ class Adam(Optimizer):
     ``m = β1·m + (1-β1)·g``, ``v = β2·v + (1-β2)·g²`` (``v`` replaced by its running maximum
     with ``amsgrad``), then ``p -= lr/(1-β1^t) · m / (sqrt(v/(1-β2^t)) + eps)``. Weight decay
     adds ``λ·p`` to the gradient, or with ``decoupled_weight_decay`` (AdamW) scales the
-    parameter by ``1 - lr·λ`` first.
+    parameter by ``1 - lr·λ`` first. With ``capturable`` (and always inside a ``tk.jit``
+    capture) the bias corrections are computed from the step count as tensor ops.
     """
 
     def __init__(
@@ -65,7 +67,7 @@ class Adam(Optimizer):
         beta1, beta2 = group["betas"]
         if group["maximize"]:
             grad = -grad
-        step = state["step"].add_(1).item()
+        step_count = state["step"].add_(1)
         if weight_decay != 0:
             if group["decoupled_weight_decay"]:
                 param.mul_(1 - lr * weight_decay)
@@ -78,9 +80,19 @@ class Adam(Optimizer):
             largest = state["max_exp_avg_sq"]
             previous, current = (differentiable_copy(t, group) for t in (largest, second_moment))
             second_moment = largest.copy_(maximum(previous, current))
+        moment = differentiable_copy(exp_avg, group)
+        if group["capturable"] or _state.tracer is not None:
+            # The step stays a tensor (as torch's capturable path, and torch.compile): a
+            # tk.jit capture then computes the bias corrections from it on every replay.
+            count = step_count.to(param.device)
+            step_size = (1 - beta1**count).reciprocal() * -lr
+            denom = second_moment.sqrt() / (1 - beta2**count).sqrt() + group["eps"]
+            param.addcdiv_(moment * step_size, denom)
+            return
+        step = step_count.item()
         step_size = lr / (1 - beta1**step)
         denom = second_moment.sqrt() / (1 - beta2**step) ** 0.5 + group["eps"]
-        param.addcdiv_(differentiable_copy(exp_avg, group), denom, value=-step_size)
+        param.addcdiv_(moment, denom, value=-step_size)
 
 
 class AdamW(Adam):

@@ -133,7 +133,7 @@ def test_whole_sgd_step_compiled_follows_the_eager_trajectory() -> None:
 
 def test_a_step_that_reads_a_value_runs_eagerly_and_says_why() -> None:
     model = nn.Linear(3, 1)
-    opt = tk.optim.Adam(model.parameters(), lr=0.01)
+    opt = tk.optim.Adagrad(model.parameters(), lr=0.01)  # reads its step count with item()
 
     def step(x):
         opt.zero_grad()
@@ -145,3 +145,30 @@ def test_a_step_that_reads_a_value_runs_eagerly_and_says_why() -> None:
     explained = jit.explain(step, tk.ones(4, 3))
     assert explained.graph_break_count >= 1
     assert any("item()" in str(b) for b in explained.break_reasons)
+
+
+def test_whole_adam_step_compiles_and_follows_eager() -> None:
+    def run(compiled: bool) -> tuple[list[float], list[np.ndarray]]:
+        tk.manual_seed(0)
+        model = nn.Sequential(nn.Linear(10, 8), nn.Tanh(), nn.Linear(8, 3))
+        opt = tk.optim.Adam(model.parameters(), lr=0.01)
+        x, y = tk.randn(16, 10), tk.randint(0, 3, (16,))
+
+        def step(x, y):
+            opt.zero_grad()
+            loss = F.cross_entropy(model(x), y)
+            loss.backward()
+            opt.step()
+            return loss.detach()
+
+        run_step = tk.compile(step) if compiled else step
+        losses = [float(run_step(x, y)) for _ in range(6)]
+        if compiled:
+            (entry,) = run_step.entries.values()
+            assert entry.compiled is not None, entry.unstable or entry.breaks
+        return losses, [p.detach().numpy().copy() for p in model.parameters()]
+
+    (compiled_losses, compiled_params), (eager_losses, eager_params) = run(True), run(False)
+    np.testing.assert_allclose(compiled_losses, eager_losses, rtol=1e-5)
+    for a, b in zip(compiled_params, eager_params, strict=True):
+        np.testing.assert_allclose(a, b, rtol=1e-5, atol=1e-6)
