@@ -783,4 +783,6 @@ def test_adam_capturable_follows_the_default_path() -> None:
             (p * p).sum().backward()
             opt.step()
         results.append(p.detach().numpy().copy())
-    np.testing.assert_allclose(results[1], results[0], rtol=1e-6, atol=1e-7)
+    # 1 - beta2**t in float32 (torch's capturable step is float32 too) is off by about 1e-5
+    # relative at small t: 0.999 is 0.99900001 in float32.
+    np.testing.assert_allclose(results[1], results[0], rtol=5e-5, atol=1e-6)
