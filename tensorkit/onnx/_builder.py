@@ -73,7 +73,9 @@ class Builder:
     def add(self, op_type: str, inputs: list[str], outputs: int | list[str] = 1, **attrs: Any):
         """Append one node; returns its output name (or the list, for several outputs)."""
         domain = attrs.pop("domain", "")
-        names = outputs if isinstance(outputs, list) else [self.fresh(op_type) for _ in range(outputs)]
+        names = (
+            outputs if isinstance(outputs, list) else [self.fresh(op_type) for _ in range(outputs)]
+        )
         self.nodes.append(
             helper.make_node(
                 op_type, inputs, names, name=self.fresh(f"{op_type}_node"), domain=domain, **attrs
@@ -88,7 +90,9 @@ class Builder:
 
     def const(self, value: Any, dtype: str) -> str:
         """A Python number or array as a constant of ``dtype``."""
-        return self.initializer(np.asarray(host(value) if hasattr(value, "shape") else value, dtype))
+        return self.initializer(
+            np.asarray(host(value) if hasattr(value, "shape") else value, dtype)
+        )
 
     def ints(self, values: Any) -> str:
         return self.initializer(np.asarray(list(values), np.int64))
@@ -202,4 +206,3 @@ class Builder:
 
     def unsupported(self, detail: str) -> UnsupportedOperatorError:
         return UnsupportedOperatorError(f"tk.onnx.export: {self.where()}: {detail}")
-

@@ -78,9 +78,7 @@ def _compare(base: Graph, variant: Graph, symbol: str, size: int, dynamic: Dynam
             "or keep the code from reading that size"
         )
 
-    if len(base.placeholders) != len(variant.placeholders) or len(base.nodes) != len(
-        variant.nodes
-    ):
+    if len(base.placeholders) != len(variant.placeholders) or len(base.nodes) != len(variant.nodes):
         raise fail("the call runs different ops at another size (control flow on a size?)")
     for p0, p1 in zip(base.placeholders, variant.placeholders, strict=True):
         if p0.value.id != p1.value.id or p0.kind != p1.kind:
@@ -100,7 +98,9 @@ def _compare(base: Graph, variant: Graph, symbol: str, size: int, dynamic: Dynam
             if _same(a0, a1) or (n0.op, key) in _IGNORED:
                 continue
             shaped = (n0.op, key) in _SHAPES | _BATCH_ONLY and len(a0) == len(a1)
-            varying = [i for i, (x, y) in enumerate(zip(a0, a1)) if x != y] if shaped else []
+            varying = (
+                [i for i, (x, y) in enumerate(zip(a0, a1, strict=True)) if x != y] if shaped else []
+            )
             if (n0.op, key) in _BATCH_ONLY and varying == [0]:
                 continue
             if (n0.op, key) not in _SHAPES or not shaped:

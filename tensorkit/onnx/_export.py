@@ -32,7 +32,9 @@ def export(
 ) -> None:
     """Write ``model(*args)`` as an ONNX model to ``path`` (see :mod:`tensorkit.onnx`)."""
     if not is_path(path):
-        raise TypeError(f"tk.onnx.export: path must be a str or os.PathLike, got {type(path).__name__}")
+        raise TypeError(
+            f"tk.onnx.export: path must be a str or os.PathLike, got {type(path).__name__}"
+        )
     newest = onnx.defs.onnx_opset_version()
     if not isinstance(opset_version, int) or not MIN_OPSET <= opset_version <= newest:
         raise ValueError(
@@ -61,7 +63,9 @@ def export(
     try:
         atomic_write(target, lambda stream: stream.write(proto.SerializeToString()))
     except OSError as error:
-        raise OSError(error.errno, f"tk.onnx.export cannot write {target}: {error.strerror}") from error
+        raise OSError(
+            error.errno, f"tk.onnx.export cannot write {target}: {error.strerror}"
+        ) from error
 
 
 def _check_recorded(graph: Graph) -> None:
@@ -80,10 +84,10 @@ def _check_recorded(graph: Graph) -> None:
                 f"tk.onnx.export: custom autograd.Function {node.op!r}{where} is opaque to "
                 "tracing and has no ONNX translation; write it as a tk.library op"
             )
-    for mutation in graph.mutations:
-        name = graph.placeholders[mutation.placeholder].name
+    if graph.mutations:
+        written = ", ".join(repr(graph.placeholders[m.placeholder].name) for m in graph.mutations)
         raise ExportError(
-            f"tk.onnx.export: the call writes in place into {name!r} (a training-mode "
+            f"tk.onnx.export: the call writes in place into {written} (a training-mode "
             "BatchNorm updating its running stats?); ONNX graphs hold no state: call "
             "model.eval() first"
         )
@@ -208,8 +212,8 @@ def _translate(b: Builder) -> Any:
     translation = TABLE.get(node.op)
     if translation is None:
         raise UnsupportedOperatorError(
-            f"tk.onnx.export: {b.where()} has no ONNX translation (tk.onnx translates: "
-            f"{', '.join(sorted(TABLE))}, and tk.library ops 'domain::name')"
+            f"tk.onnx.export: {b.where()} has no ONNX translation (tk.onnx.supported_ops() "
+            "lists the ops it translates, besides tk.library ops 'domain::name')"
         )
     return translation(b)
 

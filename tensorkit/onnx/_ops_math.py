@@ -60,7 +60,7 @@ _BINARY = {
     "logical_or": "Or",
     "logical_xor": "Xor",
 }
-_BOOLEAN = {"bitwise_and": "And", "bitwise_or": "Or", "bitwise_xor": "Xor"}
+_BOOLEAN = {"bitwise_and": "And", "bitwise_or": "Or", "bitwise_xor": "Xor", "bitwise_not": "Not"}
 
 
 def _unary(op_type: str) -> Any:
@@ -83,7 +83,7 @@ for _key in _IDENTITY:
 def _bitwise(b: Builder) -> str:
     if b.op_dtype(b.node) != "bool":
         raise b.unsupported("bitwise ops on integers are not translated (only on bool)")
-    return b.add(_BOOLEAN[b.node.op], [b.arg(0), b.arg(1)])
+    return b.add(_BOOLEAN[b.node.op], [b.arg(i) for i in range(len(b.node.args))])
 
 
 @translates("ne")

@@ -73,7 +73,7 @@ def _conv_pads(padding: Any) -> list[int] | None:
 @translates("conv_bias")
 def _conv_bias(b: Builder) -> str:
     """``y`` (channels, N * L) plus a bias, as (N, channels, *out)."""
-    y, bias = b.node.args
+    y = b.node.args[0]
     shape = b.node.attrs["shape"]
     column = b.add("Reshape", [b.arg(1), b.ints([shape[1]] + [1] * (len(shape) - 2))])
     if y.id in b.conv_outputs:

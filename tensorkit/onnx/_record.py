@@ -130,7 +130,8 @@ def _fold_constants(graph: Graph) -> None:
         args = [_constant(graph, a, node.cast) for a in node.args]
         attrs = {k: _constant(graph, v, None) for k, v in node.attrs.items()}
         result = OPS[node.op].forward(xp, *args, **attrs)
-        for value, array in zip(node.outputs, result if node.multi_output else (result,)):
+        results = result if node.multi_output else (result,)
+        for value, array in zip(node.outputs, results, strict=True):
             graph.constants[value.id] = xp.asarray(array)
             graph.placeholders.append(Placeholder(value, CONSTANT, f"folded {node.op}"))
     graph.nodes = kept
