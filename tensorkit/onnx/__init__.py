@@ -28,6 +28,13 @@ and module path. The file is written atomically (no partial file on failure). Ne
 
 from __future__ import annotations
 
+try:
+    import onnx as _onnx  # noqa: F401
+except ModuleNotFoundError as error:  # pragma: no cover - the onnx extra is missing
+    raise ModuleNotFoundError(
+        "tk.onnx needs the onnx package: pip install 'tensorkit[onnx]'"
+    ) from error
+
 from ._builder import ExportError, UnsupportedOperatorError
 from ._export import export
 from ._table import TABLE as _TABLE

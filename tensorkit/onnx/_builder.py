@@ -70,7 +70,9 @@ class Builder:
     def name(self, value_id: int) -> str:
         return self.names[value_id]
 
-    def add(self, op_type: str, inputs: list[str], outputs: int | list[str] = 1, **attrs: Any):
+    def add(
+        self, op_type: str, inputs: list[str], outputs: int | list[str] = 1, **attrs: Any
+    ) -> Any:
         """Append one node; returns its output name (or the list, for several outputs)."""
         domain = attrs.pop("domain", "")
         names = (

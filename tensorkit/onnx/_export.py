@@ -176,10 +176,10 @@ def _build(
         elif value.id in used:
             if placeholder.kind == CONSTANT:
                 name, array = f"constant_{value.id}", graph.constants[value.id]
-            else:
-                stem = "external" if placeholder.kind == EXTERNAL else placeholder.name
-                name = stem if placeholder.kind != EXTERNAL else f"{stem}_{value.id}"
-                array = recording.tensors[index]._data
+            elif placeholder.kind == EXTERNAL:
+                name, array = f"external_{value.id}", recording.tensors[index]._data
+            else:  # a parameter or buffer, by its qualified name
+                name, array = placeholder.name, recording.tensors[index]._data
             b.names[value.id] = b.initializer(array, name)
     for index, node in enumerate(graph.nodes):
         b.node, b.index = node, index

@@ -47,9 +47,11 @@ def _as_conv(b: Builder) -> str | None:
     pads = _conv_pads(attrs["padding"])
     if pads is None:
         return None
+    x = cols.args[0]
+    b.check_static(x, range(2, len(b.shape(x))), "a convolution")
     conv = b.add(
         "Conv",
-        [b.name(cols.args[0].id), b.name(weight.id)],
+        [b.name(x.id), b.name(weight.id)],
         group=groups,
         strides=list(attrs["stride"]),
         dilations=list(attrs["dilation"]),
@@ -94,6 +96,7 @@ def _im2col(b: Builder) -> str:
     if pads is None:
         raise b.unsupported("im2col with negative padding (a crop)")
     channels, taps, d = b.shape(x_ref)[1], math.prod(kernel), len(kernel)
+    b.check_static(x_ref, range(1, 2 + d), "im2col")
     picks = np.zeros((channels * taps, 1, *kernel), b.dtype(x_ref))
     for c in range(channels):
         for t, offset in enumerate(np.ndindex(*kernel)):
