@@ -324,3 +324,25 @@ def test_import_tensorkit_does_not_load_onnx() -> None:
     code = "import sys, tensorkit; print('onnx' in sys.modules, 'tensorkit.onnx' in sys.modules)"
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert out.stdout.split() == ["False", "False"]
+
+
+class ClassToken(nn.Module):
+    def __init__(self) -> None:
+        super().__init__()
+        self.token = nn.Parameter(tk.randn(1, 1, 4))
+
+    def forward(self, x):
+        y = tk.cat([self.token.expand(x.shape[0], -1, -1), x], 1)  # expand to the batch
+        return y.reshape(x.shape[0], -1, 2).sum(-1), y.reshape(-1, 4)
+
+
+def test_two_dynamic_dims_through_expand_cat_and_reshape(tmp_path) -> None:
+    feeds = [(tk.randn(2, 3, 4),), (tk.randn(5, 7, 4),)]
+    proto = export_and_run(
+        ClassToken(),
+        feeds[0],
+        tmp_path / "token.onnx",
+        feeds=feeds,
+        dynamic_axes={"input_0": {0: "batch", 1: "seq"}},
+    )
+    assert "Shape" in op_types(proto)  # the expand's batch entry is computed at run time
