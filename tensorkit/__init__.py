@@ -222,6 +222,7 @@ _LAZY_SUBMODULES = (
     "notebook",
     "distributed",
     "jit",
+    "onnx",
 )
 
 
