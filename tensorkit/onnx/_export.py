@@ -13,7 +13,7 @@ from ..serialization._files import atomic_write, is_path
 from . import _ops_math, _ops_nn, _ops_shape  # noqa: F401  (they fill the table)
 from ._builder import Builder, Dynamic, ExportError, UnsupportedOperatorError, onnx_dtype
 from ._dynamic import find_dynamic
-from ._record import Recording, host, node_inputs, record
+from ._record import Recording, host, record
 from ._table import TABLE
 
 __all__ = ["export"]
@@ -163,7 +163,7 @@ def _build(
 ) -> onnx.ModelProto:
     graph = recording.graph
     b = Builder(graph.values(), opset, dynamic)
-    used = {i for node in graph.nodes for i in node_inputs(node)}
+    used = {i for node in graph.nodes for i in node.refs()}
     used.update(out.id for out in graph.outputs)
     graph_inputs = []
     position = 0
