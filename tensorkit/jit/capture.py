@@ -88,9 +88,8 @@ class Tracer:
         self._next_id = 0
         self._by_tensor: dict[int, tuple[Any, int]] = {}  # id(tensor) -> (weakref, value id)
         self._by_array: dict[int, tuple[Any, int]] = {}  # id(array) -> (array, value id)
-        self._found: list[tuple[Any, int, int]] = []  # (weakref, placeholder, version) found
+        self._found: list[tuple[Any, int]] = []  # (weakref, placeholder index) found in use
         self._snapshots: dict[int, Any] = {}  # placeholder index -> its array before a write
-        self._strong: list[Tensor] = []  # registered placeholders, kept alive for the replay
         self._placeholder_refs: list[Any] = []  # per placeholder, a weakref to its tensor
         self._placeholder_by_tensor: dict[int, int] = {}  # id(tensor) -> placeholder index
         self._grad_before: dict[int, Any] = {}  # placeholder index -> its .grad when met
@@ -98,7 +97,6 @@ class Tracer:
         self._view_root: dict[int, int] = {}  # a view's value id -> the value it views
         self._stale: set[int] = set()  # views of a tensor written in place after they were made
         self._pending_draws = 0
-        self._previous: Any = None
 
     # ------------------------------------------------------------------ registering
     def add_placeholder(self, tensor: Tensor, kind: str, name: str) -> int:
@@ -110,8 +108,6 @@ class Tracer:
             self._grad_before[len(self.graph.placeholders)] = tensor.grad
         self.graph.placeholders.append(Placeholder(value_meta(tensor, value_id), kind, name))
         self._bind(tensor, value_id)
-        if kind in (INPUT, PARAMETER, BUFFER, GRAD_OUTPUT):
-            self._strong.append(tensor)
         return value_id
 
     def _new_id(self) -> int:
@@ -146,8 +142,7 @@ class Tracer:
             return value_id
         index = len(self.graph.placeholders)
         value_id = self.add_placeholder(tensor, EXTERNAL, f"tensor read at {_site()}")
-        counter = tensor._version_counter
-        self._found.append((weakref.ref(tensor), index, 0 if counter is None else counter.value))
+        self._found.append((weakref.ref(tensor), index))
         self._snapshots[index] = tensor._data  # replaced by a copy before any write
         return value_id
 
@@ -159,14 +154,13 @@ class Tracer:
     def __enter__(self) -> Tracer:
         if _state.tracer is not None:
             raise TracingError("tk.jit cannot capture a call while another capture is running")
-        self._previous = _state.tracer
         _state.tracer = self
         _state.add_observer(self)
         return self
 
     def __exit__(self, *exc: Any) -> None:
         _state.remove_observer(self)
-        _state.tracer = self._previous
+        _state.tracer = None
 
     def op_started(self, event: Any) -> None:
         op = event.op
@@ -370,15 +364,12 @@ class Tracer:
         """Settle the placeholders found during the call (external or constant) and the
         random draws no op recorded; returns the graph."""
         graph = self.graph
-        for ref, index, _version in self._found:
+        for ref, index in self._found:
             placeholder = graph.placeholders[index]
-            tensor = ref()
-            if tensor is None:
+            if ref() is None:
                 placeholder.kind = CONSTANT
                 placeholder.name = placeholder.name.replace("tensor read", "constant made")
                 graph.constants[placeholder.value.id] = self._snapshots[index]
-            else:
-                self._strong.append(tensor)
         constant = {i for i, p in enumerate(graph.placeholders) if p.kind == CONSTANT}
         graph.mutations = [m for m in graph.mutations if m.placeholder not in constant]
         if self._pending_draws > 0:
