@@ -63,12 +63,12 @@ def load(f: FileLike) -> LoadedFunction:
         with warnings.catch_warnings():  # devices missing here are refused below, by name
             warnings.filterwarnings("ignore", "tensors were saved on", UserWarning)
             obj = serialization.load(f)
+        tables = _tables(obj, source)
+        doc = parse_json(obj["graph"], f"{source}: the graph")
     except LoadError:
         raise
-    except CheckpointError as error:
+    except CheckpointError as error:  # what tk.load refuses, named the same
         raise LoadError(str(error)) from None
-    tables = _tables(obj, source)
-    doc = parse_json(obj["graph"], f"{source}: the graph")
     _check_version(doc, source)
     register_ops()
     graph, tensors, input_spec, name = read_graph(doc, tables, source)
