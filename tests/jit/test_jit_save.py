@@ -557,9 +557,13 @@ _DELETE = object()
         ),
         (_set("outputs.0", {"ref": 999}), "outputs\\[0\\]: refers to value %999"),
         (_set("grads.0.1", 999), "grads\\[0\\]\\[1\\]: refers to value %999"),
+        (_set("grads.0.0", 4), "grads\\[0\\]\\[0\\]: placeholder 4 is a grad_output"),
         (_set("grads.0.0", 99), "grads\\[0\\]\\[0\\]: expected an integer from 0 below 5, got 99"),
         (_set("mutations", [[0, 999]]), "mutations\\[0\\]\\[1\\]: refers to value %999"),
-        (_set("mutations", [[4, 5]]), "mutations: placeholder 4 cannot be written"),
+        (
+            _set("mutations", [[4, 5]]),
+            r"mutations\[0\]\[0\]: placeholder 4 is a grad_output, not a tensor of a call",
+        ),
         (_set("mutations", [[0, 5]]), None),  # an argument written in place
         (_set("nodes.0.kind", "function"), "nodes\\[0\\].kind: unknown node kind 'function'"),
         (_set("nodes.0.kind", "random"), "nodes\\[0\\].op: unknown random draw 'permute'"),
@@ -668,6 +672,67 @@ def test_malformed_graphs_are_refused_naming_the_file_and_field(
         jit.load(stream)
     assert str(info.value).startswith("edited.tkjit: "), info.value
     assert isinstance(info.value, CheckpointError)
+
+
+def test_random_edits_raise_load_error_or_load() -> None:
+    """Edits that keep the file well-formed (a forged checksum): LoadError or a graph."""
+    traced = _tiny()
+    doc = json.loads(tk.load(io.BytesIO(_blob(traced)))["graph"])
+    paths = list(_paths(doc))
+    rng = np.random.default_rng(0)
+    replacements = [None, True, 0, 1, -1, 2**70, "leaf", "input 0", "float32", [], {}, [[0, 1]]]
+    replacements += [{"ref": 0}, {"ref": 3}, {"tuple": []}, {"array": "0"}, "fused", "random"]
+    outcomes: dict[str, int] = defaultdict(int)
+    for _ in range(300):
+        path = paths[rng.integers(len(paths))]
+        value = replacements[rng.integers(len(replacements))]
+        try:
+            jit.load(_edited(_set(path, json.loads(json.dumps(value))), traced))
+        except jit.LoadError as error:
+            assert str(error).startswith("edited.tkjit: "), error
+            outcomes["refused"] += 1
+        else:
+            outcomes["loaded"] += 1
+    assert outcomes["refused"] > 200, dict(outcomes)
+
+
+def _paths(obj: Any, prefix: str = "") -> Any:
+    """Every dotted path into a JSON document (as ``_set`` takes them)."""
+    items = (
+        obj.items() if isinstance(obj, dict) else enumerate(obj) if isinstance(obj, list) else ()
+    )
+    for key, value in items:
+        path = f"{prefix}{key}"
+        yield path
+        yield from _paths(value, path + ".")
+
+
+@pytest.mark.skipif(tk.cuda.is_available(), reason="needs a machine without CUDA")
+def test_a_graph_for_a_device_missing_here_is_refused_naming_it() -> None:
+    with tk.no_grad():
+        traced = jit.trace(lambda x: x * 2, (tk.ones(2),))
+
+    def to_cuda(doc: dict, obj: dict) -> None:
+        for value in [doc["placeholders"][0]["value"], doc["nodes"][0]["outputs"][0]]:
+            value["device"] = "cuda:0"
+
+    with pytest.raises(
+        jit.LoadError, match=r"edited\.tkjit: the graph: it runs on cuda:0, not avail"
+    ):
+        jit.load(_edited(to_cuda, traced))
+
+
+@pytest.mark.skipif(not tk.cuda.is_available(), reason="needs CUDA")
+def test_a_cuda_graph_comes_back_on_its_device() -> None:
+    model = _mlp().to("cuda")
+    x = tk.randn(5, 4, device="cuda")
+    traced = jit.trace(lambda x: model(x)[tk.tensor([0, 2], device="cuda")], (x,))
+    loaded = _reload(traced)
+    out = loaded(x)
+    assert out.device == tk.device("cuda:0")
+    np.testing.assert_allclose(out.detach().cpu().numpy(), traced(x).detach().cpu().numpy())
+    out.sum().backward()
+    assert all(t.grad is not None for t in loaded._tensors if t is not None and t.requires_grad)
 
 
 def test_other_files_are_refused() -> None:

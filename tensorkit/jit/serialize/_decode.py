@@ -170,7 +170,9 @@ class _Scope:
     """The value ids defined so far (each exactly once in the graph); ``hidden`` ones are
     taken but cannot be read here (the outputs' gradients, in the forward)."""
 
-    def __init__(self, reader: _Reader, visible: set[int], hidden: set[int] = frozenset()) -> None:
+    def __init__(
+        self, reader: _Reader, visible: set[int], hidden: set[int] | frozenset[int] = frozenset()
+    ) -> None:
         self.reader = reader
         self.visible = set(visible)
         self.hidden = set(hidden)
@@ -201,35 +203,13 @@ def read_graph(
     reader.fields(doc, _DOCUMENT_KEYS, "the graph")
     name = reader.typed(doc["name"], str, "name")
     input_spec = doc["input_spec"]
-    leaves = _spec_leaves(reader, input_spec, "input_spec")
     graph = Graph()
-    tensors: list[Tensor | None] = []
-    forward = _Scope(reader, set())
-    positions: set[int] = set()
-    for i, obj in enumerate(reader.items(doc["placeholders"], "placeholders")):
-        where = f"placeholders[{i}]"
-        fields = reader.fields(obj, _PLACEHOLDER_KEYS, where)
-        kind = reader.typed(fields["kind"], str, f"{where}.kind")
-        label = reader.typed(fields["name"], str, f"{where}.name")
-        value = reader.value(fields["value"], f"{where}.value")
-        if kind not in PLACEHOLDER_KINDS:
-            raise reader.fail(f"{where}.kind", f"unknown placeholder kind {kind!r}")
-        forward.define(value, f"{where}.value.id")
-        graph.placeholders.append(Placeholder(value, kind, label))
-        tensor = None
-        if kind == INPUT:
-            positions.add(_input_position(reader, label, leaves, positions, where))
-        elif kind != GRAD_OUTPUT:
-            table = "constant" if kind == CONSTANT else kind
-            tensor = reader.tensor(table, tensor_key(kind, label, value.id), value, where)
-        if kind == CONSTANT:
-            graph.constants[value.id] = tensor._data
-            tensor = None
-        tensors.append(tensor)
+    tensors = _placeholders(reader, doc["placeholders"], graph, input_spec)
     seeds = {p.value.id for p in graph.placeholders if p.kind == GRAD_OUTPUT}
-    forward = _Scope(reader, forward.visible - seeds, seeds)  # the forward reads no gradient
+    fed = {p.value.id for p in graph.placeholders} - seeds
+    forward = _Scope(reader, fed, seeds)  # the forward reads no output's gradient
     graph.nodes = _nodes(reader, doc["nodes"], "nodes", forward)
-    backward = _Scope(reader, forward.visible | seeds)
+    backward = _Scope(reader, forward.visible | seeds, forward.hidden - seeds)
     graph.backward = _nodes(reader, doc["backward"], "backward", backward)
     graph.outputs = [
         reader.decoded(item, f"outputs[{i}]", refs=True)
@@ -244,20 +224,48 @@ def read_graph(
         Ref(forward.check(v, f"grad_outputs[{i}]"))
         for i, v in enumerate(reader.items(doc["grad_outputs"], "grad_outputs"))
     ]
-    count = len(graph.placeholders)
-    graph.grads = dict(_pairs(reader, doc["grads"], "grads", count, backward.check))
     if len(seeds) != len(graph.grad_outputs):
         raise reader.fail("grad_outputs", "do not match the gradient placeholders")
-    for index, value_id in _pairs(reader, doc["mutations"], "mutations", count, forward.check):
-        if graph.placeholders[index].kind in (CONSTANT, GRAD_OUTPUT):
-            raise reader.fail("mutations", f"placeholder {index} cannot be written")
-        graph.mutations.append(Mutation(index, value_id))
+    graph.grads = dict(_pairs(reader, doc["grads"], "grads", graph, backward.check))
+    graph.mutations = [
+        Mutation(index, value_id)
+        for index, value_id in _pairs(reader, doc["mutations"], "mutations", graph, forward.check)
+    ]
     graph.leaf_grads = dict(
-        _pairs(reader, doc["leaf_grads"], "leaf_grads", count, forward.check, none=True)
+        _pairs(reader, doc["leaf_grads"], "leaf_grads", graph, forward.check, none=True)
     )
     _check_all_used(reader)
     _check_devices(reader, graph)
     return graph, tensors, input_spec, name
+
+
+def _placeholders(reader: _Reader, items: Any, graph: Graph, input_spec: Any) -> list:
+    """Read the placeholders into ``graph`` (constants' arrays into ``graph.constants``);
+    returns the tensor of each (None for inputs, constants and gradients)."""
+    leaves = _spec_leaves(reader, input_spec, "input_spec")
+    scope = _Scope(reader, set())
+    positions: set[int] = set()
+    tensors: list[Tensor | None] = []
+    for i, obj in enumerate(reader.items(items, "placeholders")):
+        where = f"placeholders[{i}]"
+        fields = reader.fields(obj, _PLACEHOLDER_KEYS, where)
+        kind = reader.typed(fields["kind"], str, f"{where}.kind")
+        label = reader.typed(fields["name"], str, f"{where}.name")
+        value = reader.value(fields["value"], f"{where}.value")
+        if kind not in PLACEHOLDER_KINDS:
+            raise reader.fail(f"{where}.kind", f"unknown placeholder kind {kind!r}")
+        scope.define(value, f"{where}.value.id")
+        graph.placeholders.append(Placeholder(value, kind, label))
+        tensor = None
+        if kind == INPUT:
+            positions.add(_input_position(reader, label, leaves, positions, where))
+        elif kind == CONSTANT:
+            key = tensor_key(kind, label, value.id)
+            graph.constants[value.id] = reader.tensor("constant", key, value, where)._data
+        elif kind != GRAD_OUTPUT:
+            tensor = reader.tensor(kind, tensor_key(kind, label, value.id), value, where)
+        tensors.append(tensor)
+    return tensors
 
 
 def _nodes(reader: _Reader, items: Any, where: str, scope: _Scope) -> list[Node]:
@@ -333,6 +341,7 @@ def _members(
     for i, value in enumerate(outputs if members else ()):
         if value.id not in made:
             raise reader.fail(f"{where}.outputs[{i}]", f"no member computes %{value.id}")
+    scope.hidden |= made - {v.id for v in outputs}  # a member's value is the kernel's own
     return members
 
 
@@ -354,19 +363,26 @@ def _pairs(
     reader: _Reader,
     items: Any,
     where: str,
-    count: int,
+    graph: Graph,
     check: Callable[[Any, str], int],
     none: bool = False,
 ) -> list[tuple[int, int | None]]:
-    """``[[placeholder index, value id], ...]`` (the value may be null with ``none``)."""
-    pairs = []
+    """``[[placeholder index, value id], ...]`` (the value may be null with ``none``): what
+    a run computes for a placeholder a call supplies (not a constant or a gradient)."""
+    pairs: list[tuple[int, int | None]] = []
+    placeholders = graph.placeholders
     for i, pair in enumerate(reader.items(items, where)):
         at = f"{where}[{i}]"
         if type(pair) is not list or len(pair) != 2:
             raise reader.fail(at, f"expected [placeholder index, value id], got {pair!r:.60}")
-        index = reader.index(pair[0], f"{at}[0]", count)
+        index = reader.index(pair[0], f"{at}[0]", len(placeholders))
         if any(index == seen for seen, _ in pairs):
             raise reader.fail(f"{at}[0]", f"placeholder {index} is listed twice")
+        if placeholders[index].kind in (CONSTANT, GRAD_OUTPUT):
+            kind = placeholders[index].kind
+            raise reader.fail(
+                f"{at}[0]", f"placeholder {index} is a {kind}, not a tensor of a call"
+            )
         value_id = None if none and pair[1] is None else check(pair[1], f"{at}[1]")
         pairs.append((index, value_id))
     return pairs
