@@ -20,6 +20,7 @@ import tensorkit as tk
 import tensorkit.nn as nn
 import tensorkit.nn.functional as F  # noqa: N812
 from tensorkit import jit, serialization
+from tensorkit.jit.ir import attr_refs
 from tensorkit.ops._apply import OPS, OpDef, apply
 from tensorkit.serialization import CheckpointError
 
@@ -132,7 +133,8 @@ def test_external_tensors_constants_index_arrays_and_views_round_trip() -> None:
     def f(x):
         table = tk.tensor([[0.0, 1.0, 2.0]])  # a constant the call made
         picked = x[tk.tensor([2, 0])]  # an index array attribute
-        return (picked[1:, ..., None, ::2] * scale[::2]).sum() + (x * scale + table).mean()
+        positive = tk.where(x > 0, x, 0.0)  # a condition attribute read from the graph
+        return (picked[1:, ..., None, ::2] * scale[::2]).sum() + (positive * scale + table).mean()
 
     x = tk.randn(3, 3)
     with tk.no_grad():
@@ -140,6 +142,8 @@ def test_external_tensors_constants_index_arrays_and_views_round_trip() -> None:
     kinds = {p.kind for p in traced.graph.placeholders}
     assert {"external", "constant"} <= kinds
     loaded = _reload(traced)
+    read = [list(attr_refs(v)) for node in loaded.graph.nodes for v in node.attrs.values()]
+    assert any(read)  # where's condition is a value of the graph, read by an attribute
     x2 = tk.randn(3, 3)
     np.testing.assert_allclose(_np(loaded(x2)), _np(f(x2)), rtol=1e-6)
     external = next(
@@ -588,7 +592,9 @@ _DELETE = object()
         (_set("nodes.0.attrs.axes", {"float": "1e999999"}), None),  # inf: a value, if a wrong one
         (_set("nodes.0.attrs.axes", {"float": "0x1p3"}), "bad float '0x1p3'"),
         (_set("nodes.0.attrs.axes", {"int": "12"}), "bad value \\{'int': '12'\\}"),
-        (_set("nodes.0.attrs.axes", {"ref": 0}), "bad value \\{'ref': 0\\}"),
+        (_set("nodes.0.attrs.axes", {"ref": 99}), "attrs\\['axes'\\]: refers to value %99"),
+        (_set("nodes.0.attrs.axes", {"tuple": [1, [{"ref": 0}]]}), None),  # an index tuple
+        (_set("nodes.0.attrs.axes", {"dict": [[1, {"ref": 0}]]}), "bad value \\{'ref': 0\\}"),
         (_set("nodes.0.args.0", [{"ref": 1}]), "bad value \\{'ref': 1\\}"),
         (
             _set("nodes.0.outputs.0.id", "6"),

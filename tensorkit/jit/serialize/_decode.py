@@ -29,9 +29,10 @@ from ..ir import (
     Placeholder,
     Ref,
     Value,
+    attr_refs,
 )
 from ._encode import TABLES, tensor_key
-from ._values import MAX_DEPTH, decode
+from ._values import MAX_DEPTH, NESTED_REFS, NO_REFS, TOP_REFS, decode
 
 __all__ = ["LoadError", "read_graph", "register_ops"]
 
@@ -140,7 +141,7 @@ class _Reader:
         requires_grad = self.typed(fields["requires_grad"], bool, f"{where}.requires_grad")
         return Value(self.index(fields["id"], f"{where}.id"), dims, dtype, text, requires_grad)
 
-    def decoded(self, node: Any, where: str, refs: bool = False) -> Any:
+    def decoded(self, node: Any, where: str, refs: str = NO_REFS) -> Any:
         used = self.used["array"]
         return decode(node, self.tables["array"], used, lambda p: self.fail(where, p), refs)
 
@@ -202,9 +203,9 @@ def read_graph(
     reader = _Reader(source, tables)
     reader.fields(doc, _DOCUMENT_KEYS, "the graph")
     name = reader.typed(doc["name"], str, "name")
-    input_spec = doc["input_spec"]
+    input_spec, leaves = _spec(reader, doc["input_spec"], "input_spec")
     graph = Graph()
-    tensors = _placeholders(reader, doc["placeholders"], graph, input_spec)
+    tensors = _placeholders(reader, doc["placeholders"], graph, leaves)
     seeds = {p.value.id for p in graph.placeholders if p.kind == GRAD_OUTPUT}
     fed = {p.value.id for p in graph.placeholders} - seeds
     forward = _Scope(reader, fed, seeds)  # the forward reads no output's gradient
@@ -212,13 +213,13 @@ def read_graph(
     backward = _Scope(reader, forward.visible | seeds, forward.hidden - seeds)
     graph.backward = _nodes(reader, doc["backward"], "backward", backward)
     graph.outputs = [
-        reader.decoded(item, f"outputs[{i}]", refs=True)
+        reader.decoded(item, f"outputs[{i}]", TOP_REFS)
         for i, item in enumerate(reader.items(doc["outputs"], "outputs"))
     ]
     for i, item in enumerate(graph.outputs):
         forward.check_ref(item, f"outputs[{i}]")
-    graph.output_spec = doc["output_spec"]
-    if _spec_leaves(reader, graph.output_spec, "output_spec") != len(graph.outputs):
+    graph.output_spec, leaves = _spec(reader, doc["output_spec"], "output_spec")
+    if leaves != len(graph.outputs):
         raise reader.fail("output_spec", f"does not have {len(graph.outputs)} leaves")
     graph.grad_outputs = [
         Ref(forward.check(v, f"grad_outputs[{i}]"))
@@ -239,10 +240,10 @@ def read_graph(
     return graph, tensors, input_spec, name
 
 
-def _placeholders(reader: _Reader, items: Any, graph: Graph, input_spec: Any) -> list:
+def _placeholders(reader: _Reader, items: Any, graph: Graph, leaves: int) -> list:
     """Read the placeholders into ``graph`` (constants' arrays into ``graph.constants``);
-    returns the tensor of each (None for inputs, constants and gradients)."""
-    leaves = _spec_leaves(reader, input_spec, "input_spec")
+    returns the tensor of each (None for inputs, constants and gradients); ``leaves``: the
+    number of the call's arguments."""
     scope = _Scope(reader, set())
     positions: set[int] = set()
     tensors: list[Tensor | None] = []
@@ -287,13 +288,18 @@ def _node(reader: _Reader, obj: Any, where: str, scope: _Scope, member: bool = F
     if kind == "random" and op not in _RANDOM_OPS:
         raise reader.fail(f"{where}.op", f"unknown random draw {op!r} (expected {_RANDOM_OPS})")
     args = tuple(
-        reader.decoded(arg, f"{where}.args[{i}]", refs=True)
+        reader.decoded(arg, f"{where}.args[{i}]", TOP_REFS)
         for i, arg in enumerate(reader.items(fields["args"], f"{where}.args"))
     )
     for i, arg in enumerate(args):
         scope.check_ref(arg, f"{where}.args[{i}]")
     attrs = reader.typed(fields["attrs"], dict, f"{where}.attrs")
-    attrs = {key: reader.decoded(v, f"{where}.attrs[{key!r}]") for key, v in attrs.items()}
+    attrs = {
+        key: reader.decoded(v, f"{where}.attrs[{key!r}]", NESTED_REFS) for key, v in attrs.items()
+    }
+    for key, value in attrs.items():
+        for value_id in attr_refs(value):
+            scope.check(value_id, f"{where}.attrs[{key!r}]")
     cast = fields["cast"]
     if cast is not None and (type(cast) is not str or cast not in _DTYPE_NAMES):
         raise reader.fail(f"{where}.cast", f"expected null or a dtype name, got {cast!r:.40}")
@@ -388,19 +394,22 @@ def _pairs(
     return pairs
 
 
-def _spec_leaves(reader: _Reader, spec: Any, where: str, depth: int = 0) -> int:
-    """The number of leaves of a structure spec (``capture.flatten``), checking its form:
-    "leaf", ["tuple" | "list", [spec, ...]] or ["dict", [[str, spec], ...]]."""
+def _spec(reader: _Reader, spec: Any, where: str, depth: int = 0) -> tuple[Any, int]:
+    """A structure spec (``capture.flatten``: "leaf", ("tuple" | "list", (spec, ...)) or
+    ("dict", ((str, spec), ...))) from its JSON, with its number of leaves."""
     if spec == "leaf":
-        return 1
+        return spec, 1
     if depth < MAX_DEPTH and type(spec) is list and len(spec) == 2 and type(spec[1]) is list:
         kind, items = spec
         if kind in ("tuple", "list"):
-            return sum(_spec_leaves(reader, item, where, depth + 1) for item in items)
+            parts = [_spec(reader, item, where, depth + 1) for item in items]
+            return (kind, tuple(p for p, _ in parts)), sum(n for _, n in parts)
         if kind == "dict" and all(
             type(item) is list and len(item) == 2 and type(item[0]) is str for item in items
         ):
-            return sum(_spec_leaves(reader, item[1], where, depth + 1) for item in items)
+            parts = [_spec(reader, item[1], where, depth + 1) for item in items]
+            keyed = tuple((item[0], p) for item, (p, _) in zip(items, parts, strict=True))
+            return (kind, keyed), sum(n for _, n in parts)
     raise reader.fail(where, f"bad structure spec {spec!r:.60}")
 
 

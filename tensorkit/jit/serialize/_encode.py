@@ -8,7 +8,7 @@ from ... import __version__
 from ..._backend import as_device
 from ...tensor import Tensor, wrap
 from ..ir import BUFFER, CONSTANT, EXTERNAL, PARAMETER, Graph, Node, Value
-from ._values import ArrayTable, encode
+from ._values import NESTED_REFS, TOP_REFS, ArrayTable, encode
 
 __all__ = ["FORMAT", "FORMAT_VERSION", "OPSET_VERSION", "TABLES", "document"]
 
@@ -61,7 +61,7 @@ def document(graph: Graph, tensors: list, input_spec: Any, name: str) -> tuple[s
             _node(node, f"backward node {i}", arrays) for i, node in enumerate(graph.backward)
         ],
         "outputs": [
-            encode(value, arrays, f"output {i}", refs=True) for i, value in enumerate(graph.outputs)
+            encode(value, arrays, f"output {i}", TOP_REFS) for i, value in enumerate(graph.outputs)
         ],
         "output_spec": graph.output_spec,
         "grad_outputs": [ref.id for ref in graph.grad_outputs],
@@ -96,11 +96,11 @@ def _node(node: Node, where: str, arrays: ArrayTable) -> dict[str, Any]:
         "op": node.op,
         "kind": node.kind,
         "args": [
-            encode(arg, arrays, f"argument {i} of {what}", refs=True)
+            encode(arg, arrays, f"argument {i} of {what}", TOP_REFS)
             for i, arg in enumerate(node.args)
         ],
         "attrs": {
-            key: encode(value, arrays, f"attribute {key!r} of {what}")
+            key: encode(value, arrays, f"attribute {key!r} of {what}", NESTED_REFS)
             for key, value in node.attrs.items()
         },
         "cast": node.cast,

@@ -28,9 +28,12 @@ from ...serialization._tree import parse_float
 from ...tensor import Size, Tensor, wrap
 from ..ir import Ref
 
-__all__ = ["ArrayTable", "decode", "encode"]
+__all__ = ["NESTED_REFS", "NO_REFS", "TOP_REFS", "ArrayTable", "decode", "encode"]
 
 MAX_DEPTH = 64
+# Where a value may hold {"ref": id}: nowhere, as the value itself (a node's argument, an
+# output), or also inside its tuples and lists (an attribute: an index tuple; ``ir.attr_refs``).
+NO_REFS, TOP_REFS, NESTED_REFS = "none", "top", "nested"
 _EXACT_INT = 2**53
 _HEX_INT = re.compile(r"-?0x[0-9a-f]+")  # int(hex) takes linear time
 _DEVICE_TEXT = re.compile(r"cpu|cuda:\d{1,4}")
@@ -63,8 +66,9 @@ class ArrayTable:
         return name
 
 
-def encode(value: Any, arrays: ArrayTable, what: str, refs: bool = False, depth: int = 0) -> Any:
-    """The JSON of ``value`` (``what`` names it in errors: the node, op and attribute)."""
+def encode(value: Any, arrays: ArrayTable, what: str, refs: str = NO_REFS, depth: int = 0) -> Any:
+    """The JSON of ``value`` (``what`` names it in errors: the node, op and attribute);
+    ``refs`` says where graph values may be (see ``NO_REFS``)."""
     kind = type(value)
     if value is None or kind in (bool, str):
         return value
@@ -74,7 +78,7 @@ def encode(value: Any, arrays: ArrayTable, what: str, refs: bool = False, depth:
         return {"float": repr(value)}
     if kind is complex:
         return {"complex": [repr(value.real), repr(value.imag)]}
-    if kind is Ref and refs:
+    if kind is Ref and refs != NO_REFS:
         return {"ref": value.id}
     if value is Ellipsis:
         return {"ellipsis": None}
@@ -94,13 +98,14 @@ def encode(value: Any, arrays: ArrayTable, what: str, refs: bool = False, depth:
     if depth >= MAX_DEPTH:
         raise ValueError(f"tk.jit.save: {what} is nested deeper than {MAX_DEPTH} levels")
 
-    def inner(item: Any) -> Any:
-        return encode(item, arrays, what, False, depth + 1)
+    def inner(item: Any, within: str = NO_REFS) -> Any:
+        return encode(item, arrays, what, within, depth + 1)
 
+    within = refs if refs == NESTED_REFS else NO_REFS
     if kind is list:
-        return [inner(item) for item in value]
+        return [inner(item, within) for item in value]
     if kind is tuple:
-        return {"tuple": [inner(item) for item in value]}
+        return {"tuple": [inner(item, within) for item in value]}
     if kind is Size:
         return {"size": [inner(item) for item in value]}
     if kind is slice:
@@ -117,23 +122,25 @@ def decode(
     arrays: dict[str, Tensor],
     used: set[str],
     fail: Callable[[str], CheckpointError],
-    refs: bool = False,
+    refs: str = NO_REFS,
     depth: int = 0,
 ) -> Any:
     """The value a JSON ``node`` from the file stands for; ``arrays`` are the file's
-    ``array.*`` tensors (the names read are added to ``used``); ``refs`` allows
-    ``{"ref": id}``. Anything else raises ``fail(problem)``."""
+    ``array.*`` tensors (the names read are added to ``used``); ``refs`` says where
+    ``{"ref": id}`` may be (see ``NO_REFS``). Anything else raises ``fail(problem)``."""
     kind = type(node)
     if node is None or kind in (bool, str, int):
         return node
     if depth >= MAX_DEPTH:
         raise fail(f"nested deeper than {MAX_DEPTH} levels")
 
-    def inner(item: Any) -> Any:  # a ref stands for a whole argument only
-        return decode(item, arrays, used, fail, False, depth + 1)
+    within = refs if refs == NESTED_REFS else NO_REFS
+
+    def inner(item: Any, inside: str = NO_REFS) -> Any:
+        return decode(item, arrays, used, fail, inside, depth + 1)
 
     if kind is list:
-        return [inner(item) for item in node]
+        return [inner(item, within) for item in node]
     if not (kind is dict and len(node) == 1):
         raise fail(f"expected a value or a one-key object, got {_snippet(node)}")
     ((tag, body),) = node.items()
@@ -143,7 +150,7 @@ def decode(
         return parse_float(body, fail)
     if tag == "complex" and type(body) is list and len(body) == 2:
         return complex(parse_float(body[0], fail), parse_float(body[1], fail))
-    if tag == "ref" and refs and type(body) is int:
+    if tag == "ref" and refs != NO_REFS and type(body) is int:
         return Ref(body)
     if tag == "ellipsis" and body is None:
         return Ellipsis
@@ -155,10 +162,10 @@ def decode(
         return _np_dtype(body, fail)
     if tag in ("array", "scalar") and type(body) is str:
         return _array(tag, body, arrays, used, fail)
-    if tag in ("tuple", "size", "slice", "dict") and type(body) is list:
+    if tag == "tuple" and type(body) is list:
+        return tuple(inner(item, within) for item in body)
+    if tag in ("size", "slice", "dict") and type(body) is list:
         items = [inner(item) for item in body]
-        if tag == "tuple":
-            return tuple(items)
         if tag == "size" and all(type(n) is int for n in items):
             return Size(items)
         if tag == "slice" and len(items) == 3:
