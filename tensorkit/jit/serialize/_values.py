@@ -7,9 +7,9 @@ A value is ``null``, ``true``/``false``, a string or an integer of magnitude bel
 ``{"dict": [[key, value], ...]}``, ``{"slice": [start, stop, step]}``, ``{"ellipsis": null}``,
 ``{"np_dtype": "<f4"}`` (a NumPy dtype), ``{"dtype": "float32"}`` (a ``tk.dtype``),
 ``{"device": "cuda:0"}``, ``{"array": name}`` (a NumPy or CuPy array, stored as the file's
-tensor ``array.<name>``), ``{"scalar": name}`` (a NumPy scalar, stored as a 0-d tensor) and,
-in arguments and outputs only, ``{"ref": id}`` (a value of the graph). Any other Python
-object cannot be saved.
+tensor ``array.<name>``), ``{"scalar": name}`` (a NumPy scalar, stored as a 0-d tensor) and
+``{"ref": id}`` (a value of the graph: a whole argument or output, or inside an attribute's
+tuples and lists). Any other Python object cannot be saved.
 """
 
 from __future__ import annotations
