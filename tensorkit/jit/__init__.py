@@ -11,6 +11,7 @@ from .capture import GraphBreak, TracerWarning, TracingError
 from .compiler import CompiledFunction, compile, config  # noqa: A004
 from .explain import ExplainOutput, explain
 from .ir import Graph
+from .serialize import LoadError, load, save
 from .trace import TracedFunction, trace
 
 __all__ = [
@@ -18,11 +19,14 @@ __all__ = [
     "ExplainOutput",
     "Graph",
     "GraphBreak",
+    "LoadError",
     "TracedFunction",
     "TracerWarning",
     "TracingError",
     "compile",
     "config",
     "explain",
+    "load",
+    "save",
     "trace",
 ]

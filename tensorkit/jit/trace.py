@@ -20,12 +20,16 @@ class TracedFunction:
 
     ``graph`` is the optimized graph, ``captured`` the graph as recorded; ``code`` the
     generated forward plan's source. A call checks that its tensors have the traced shapes,
-    dtypes and devices (a replay of a graph recorded for other sizes would be wrong)."""
+    dtypes and devices (a replay of a graph recorded for other sizes would be wrong).
+    ``passes=False`` runs ``captured`` as it is (a graph ``tk.jit.load`` read, optimized
+    before it was saved)."""
 
-    def __init__(self, fn: Any, captured: Graph, tensors: list, input_spec: Any) -> None:
+    def __init__(
+        self, fn: Any, captured: Graph, tensors: list, input_spec: Any, *, passes: bool = True
+    ) -> None:
         self.fn = fn
         self.captured = captured
-        self.graph = optimize(captured)
+        self.graph = optimize(captured) if passes else captured
         self.compiled = CompiledGraph(self.graph, _name_of(fn))
         self._tensors = tensors
         self._input_spec = input_spec
