@@ -57,6 +57,8 @@ class Entry:
     parameters: list = field(default_factory=list)  # the module's parameters when compiled
     breaks: list[GraphBreak] = field(default_factory=list)
     unstable: str = ""  # why the last two recordings differed
+    input_spec: Any = None  # the arguments' structure (capture.flatten), for tk.jit.save
+    compiled_at: int = 0  # the how-many-th graph this function compiled
 
     @property
     def eager(self) -> bool:
@@ -130,6 +132,19 @@ class CompiledFunction:
         ]
         entry.parameters = self._current_parameters()
         entry.previous = None
+        entry.input_spec = recorded.input_spec
+        entry.compiled_at = 1 + max(e.compiled_at for e in self.entries.values())
+
+    def latest(self) -> Entry:
+        """The guard set compiled last (what ``tk.jit.save`` and ``show`` take); raises
+        ValueError when no call has compiled yet."""
+        compiled = [e for e in self.entries.values() if e.compiled is not None]
+        if not compiled:
+            raise ValueError(
+                f"{_name_of(self.fn)} has no compiled graph yet: a guard set compiles once two "
+                "recorded calls agree (tk.jit.explain says why a call does not compile)"
+            )
+        return max(compiled, key=lambda e: e.compiled_at)
 
     # ------------------------------------------------------------------ guards
     def _guards(self, leaves: list, spec: Any) -> tuple:

@@ -453,8 +453,22 @@ def test_a_custom_autograd_function_cannot_be_saved() -> None:
     traced = jit.trace(lambda x: Double.apply(x) + 1, (tk.ones(2),))
     with pytest.raises(TypeError, match=r"node 0 is custom autograd\.Function Double.*tk\.library"):
         jit.save(traced, io.BytesIO())
-    with pytest.raises(TypeError, match=r"expects a TracedFunction .* got CompiledFunction"):
+    with pytest.raises(TypeError, match=r"expects a TracedFunction .* got function"):
+        jit.save(lambda x: x, io.BytesIO())
+    with pytest.raises(ValueError, match=r"has no compiled graph yet: .*tk\.jit\.explain"):
         jit.save(tk.compile(lambda x: x), io.BytesIO())
+
+
+def test_a_compiled_function_saves_its_latest_guard_set(tmp_path: Path) -> None:
+    model = nn.Sequential(nn.Linear(3, 4), nn.Tanh())
+    compiled = tk.compile(model)
+    for shape in [(2, 3), (5, 3)]:
+        for _ in range(2):
+            compiled(tk.randn(*shape))
+    jit.save(compiled, tmp_path / "compiled.tkjit")
+    loaded = jit.load(tmp_path / "compiled.tkjit")
+    x = tk.randn(5, 3)
+    np.testing.assert_allclose(loaded(x).detach().numpy(), model(x).detach().numpy(), rtol=1e-6)
 
 
 def test_a_custom_op_is_saved_by_key_and_needs_registering_to_load(

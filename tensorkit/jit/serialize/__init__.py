@@ -23,6 +23,7 @@ from ... import serialization
 from ...serialization import CheckpointError
 from ...serialization._format import parse_json
 from ...tensor import Tensor
+from ..compiler import CompiledFunction
 from ..ir import BUFFER, PARAMETER, Graph
 from ..trace import TracedFunction, _name_of
 from ._decode import LoadError, read_graph, register_ops
@@ -34,16 +35,23 @@ FileLike = str | bytes | os.PathLike | BinaryIO
 _KEYS = {"graph", *TABLES}
 
 
-def save(traced: TracedFunction, f: FileLike) -> None:
-    """Write a function or module traced by ``tk.jit.trace`` (or one ``load`` returned) to
-    the path or binary file ``f``: its optimized graph, and its parameters, buffers,
-    external tensors and constants as they are now. A graph holding something other than
-    ops on data (a custom ``autograd.Function``, an attribute of another type) raises
-    ``TypeError`` naming the node, the op and the attribute."""
+def save(traced: TracedFunction | CompiledFunction, f: FileLike) -> None:
+    """Write a function or module traced by ``tk.jit.trace`` (or one ``load`` returned), or
+    the guard set a ``tk.compile`` function compiled last, to the path or binary file ``f``:
+    its optimized graph, and its parameters, buffers, external tensors and constants as they
+    are now. A graph holding something other than ops on data (a custom
+    ``autograd.Function``, an attribute of another type) raises ``TypeError`` naming the
+    node, the op and the attribute."""
+    if isinstance(traced, CompiledFunction):
+        entry = traced.latest()
+        name = _name_of(traced.fn)
+        doc, tables = document(entry.compiled.graph, entry.tensors, entry.input_spec, name)
+        serialization.save({"graph": _compact(doc), **tables}, f)
+        return
     if not isinstance(traced, TracedFunction):
         raise TypeError(
-            f"tk.jit.save expects a TracedFunction (from tk.jit.trace or tk.jit.load), got "
-            f"{type(traced).__name__}"
+            f"tk.jit.save expects a TracedFunction (from tk.jit.trace or tk.jit.load) or a "
+            f"tk.compile function, got {type(traced).__name__}"
         )
     origin = traced.fn
     name = origin.name if isinstance(origin, _Origin) else _name_of(origin)
