@@ -128,8 +128,8 @@ def _compiled_entry(compiled: CompiledFunction) -> tuple[Graph, Any, str, list[s
             f"tk.compile of {name} has no compiled graph to show: {reason}; "
             f"tk.jit.explain({name}, *args) shows the graph of one call and its breaks"
         )
-    number = ready[-1]
-    entry = entries[number]
+    entry = compiled.latest()
+    number = entries.index(entry)
     title = f"tk.compile of {name}: guard set {number + 1} of {len(entries)}"
     guards = _entry_guards(entry.guards, compiled.module)
     return entry.compiled.graph, compiled.module, title, guards, breaks
