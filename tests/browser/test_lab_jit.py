@@ -7,6 +7,7 @@ tanh by hand, as the pass would (a ``kind="fused"`` node holding the original no
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 
 import pytest
@@ -42,6 +43,8 @@ print("EXPECT_KERNEL", json.dumps({
 view
 """
 WIDGET = ".jp-OutputArea-output .tk-graph-widget"
+# a cell whose last line draws a graph: tkn.show(...), tkn.show_compiled(...) or obj.show()
+SHOW_CALL = re.compile(r"tkn\.show|\w+\.show\(\)$")
 
 
 def test_notebook_05_draws_compiled_graphs_breaks_and_fused_groups(open_notebook, expect) -> None:
@@ -49,7 +52,7 @@ def test_notebook_05_draws_compiled_graphs_breaks_and_fused_groups(open_notebook
 
     notebook = nbformat.read(NOTEBOOK, as_version=4)
     sources = [c.source for c in notebook.cells if c.cell_type == "code"]
-    shows = [i for i, src in enumerate(sources) if src.splitlines()[-1].startswith("tkn.show")]
+    shows = [i for i, src in enumerate(sources) if SHOW_CALL.match(src.splitlines()[-1])]
     assert len(shows) == 3
     nb = open_notebook("jit.ipynb", [*sources, FUSED_VIEW])
     nb.run_all()
