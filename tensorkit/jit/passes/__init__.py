@@ -9,6 +9,7 @@ from ..ir import Graph
 from .constant_fold import fold_constants
 from .cse import eliminate_common_subexpressions
 from .dce import eliminate_dead_code
+from .fuse import fuse_elementwise
 from .views import simplify_views
 
 __all__ = ["optimize"]
@@ -21,4 +22,5 @@ def optimize(graph: Graph) -> Graph:
     graph = eliminate_common_subexpressions(graph)
     graph = simplify_views(graph)
     graph = fold_constants(graph)
-    return eliminate_dead_code(graph)
+    graph = eliminate_dead_code(graph)
+    return fuse_elementwise(graph)

@@ -1,0 +1,298 @@
+"""Fused kernels: the one generated kernel a fused node runs.
+
+A fused node (made by ``passes.fuse``) holds member ops that compute element by element;
+:func:`kernel_source` writes them as one kernel, each member a line over the previous ones:
+
+- on the CPU, a numba ufunc (``numba.vectorize`` for one output, ``guvectorize`` with scalar
+  core dimensions for several), so NumPy's ufunc machinery does the broadcasting and strides;
+  large arrays use numba's parallel target when ``tk.get_num_threads()`` is above 1;
+- on CUDA, a CuPy ``ElementwiseKernel`` (C), which broadcasts the same way.
+
+Kernels are cached on disk by a hash of their source: numba's source file is written to
+``$TENSORKIT_CACHE_DIR/jit`` (default ``~/.cache/tensorkit/jit``) and imported only when its
+bytes are the source just generated, with numba's own compiled cache beside it; CuPy caches
+compiled CUDA by source hash itself. Without numba (``pip install tensorkit[jit]``), or where a
+kernel does not compile, the node runs its members one by one through their array forwards
+(unfused, same values) and a warning says so once.
+
+Source is built from the IR only: op forms from ``elementwise.SCALAR_FORMS``, value names
+(``a0``, ``t12``) and numbers written as numeric literals, so nothing from a file becomes code.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import importlib.util
+import math
+import os
+import sys
+import warnings
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+from .._backend.threads import get_num_threads
+from ..ops._apply import OPS
+from .elementwise import SCALAR_FORMS, Operands, c_helpers, python_helpers
+from .ir import Node, Ref, map_refs
+
+__all__ = ["cache_dir", "kernel_for", "kernel_source"]
+
+# Arrays at least this large (elements) use numba's parallel target when threads allow.
+PARALLEL_MIN_ELEMENTS = 1 << 18
+_NUMBA_TYPES = {"float32": "float32", "float64": "float64", "bool": "boolean"}
+_C_TYPES = {"float32": "float", "float64": "double", "bool": "bool"}
+
+_kernels: dict[str, Callable] = {}  # source hash -> kernel, for this process
+_warned: set[str] = set()
+
+
+def cache_dir() -> Path:
+    """Where generated CPU kernels and numba's compiled code are kept."""
+    root = os.environ.get("TENSORKIT_CACHE_DIR") or Path.home() / ".cache" / "tensorkit"
+    return Path(root) / "jit"
+
+
+def kernel_for(node: Node) -> Callable:
+    """``f(xp, *arrays)`` computing the fused node's outputs from its arguments (one array,
+    or a tuple of them when it has several outputs)."""
+    cuda = node.outputs[0].device.startswith("cuda")
+    source = kernel_source(node, "cuda" if cuda else "cpu")
+    key = hashlib.sha256(source.encode()).hexdigest()
+    kernel = _kernels.get(key)
+    if kernel is None:
+        kernel = _cuda_kernel(node, source, key) if cuda else _cpu_kernel(node, source, key)
+        _kernels[key] = kernel
+    return kernel
+
+
+# ------------------------------------------------------------------------------ source
+class _Writer:
+    """Names and constants of one kernel being written in ``language`` ("cpu" or "cuda")."""
+
+    def __init__(self, node: Node, language: str) -> None:
+        self.node = node
+        self.language = language
+        self.inputs = [a.id for a in node.args]
+        self.names = {value_id: f"a{i}" for i, value_id in enumerate(self.inputs)}
+        self.constants: dict[tuple[str, str], str] = {}  # (dtype, literal) -> name
+
+    def constant(self, value: float, dtype: str) -> str:
+        literal = _literal(float(value))
+        if self.language == "cuda":
+            return f"(({_C_TYPES[dtype]}){literal})"
+        key = (dtype, literal)
+        if key not in self.constants:
+            self.constants[key] = f"_k{len(self.constants)}"
+        return self.constants[key]
+
+    def lines(self) -> list[tuple[str, str, str]]:
+        """(dtype, variable, expression) per member, in order."""
+        body = []
+        for member in self.node.members:
+            operands = Operands(member, self.names, self.constant)
+            form = SCALAR_FORMS[member.op]
+            expression = form.c(operands) if self.language == "cuda" else form.python(operands)
+            (value,) = member.outputs
+            name = f"t{value.id}"
+            self.names[value.id] = name
+            body.append((value.dtype, name, expression))
+        return body
+
+
+def kernel_source(node: Node, language: str = "cpu") -> str:
+    """The kernel's source: a Python module for numba ("cpu") or, for "cuda", the C body of a
+    CuPy ElementwiseKernel with its parameters in a leading comment block."""
+    writer = _Writer(node, language)
+    body = writer.lines()
+    dtypes = _dtypes(node)
+    outputs = [writer.names[v.id] for v in node.outputs]
+    dtype = node.outputs[0].dtype
+    members = "+".join(m.op for m in node.members)
+    if language == "cuda":
+        return _cuda_source(node, body, outputs, dtypes, dtype, members)
+    arguments = [f"a{i}" for i in range(len(writer.inputs))]
+    lines = [
+        f"# tk.jit fused kernel: {members}",
+        "import math",
+        "",
+        "import numba",
+        "import numpy as np",
+        "",
+    ]
+    lines += [
+        f"{name} = np.{kind}({literal})" for (kind, literal), name in writer.constants.items()
+    ]
+    lines += ["", "", python_helpers(dtype, "\n".join(e for _, _, e in body))]
+    in_types = [_NUMBA_TYPES[dtypes[i]] for i in writer.inputs]
+    out_type = _NUMBA_TYPES[dtype]
+    if len(outputs) == 1:
+        lines.append(f"def _body({', '.join(arguments)}):")
+        lines += [f"    {name} = {expression}" for _, name, expression in body]
+        lines += [f"    return {outputs[0]}", "", ""]
+        lines.append(f'SIGNATURE = "{out_type}({", ".join(in_types)})"')
+        lines.append("LAYOUT = None")
+    else:
+        results = [f"o{i}" for i in range(len(outputs))]
+        lines.append(f"def _body({', '.join(arguments + results)}):")
+        lines += [f"    {name} = {expression}" for _, name, expression in body]
+        lines += [f"    {o}[0] = {name}" for o, name in zip(results, outputs, strict=True)]
+        lines += ["", ""]
+        all_types = in_types + [f"{out_type}[:]"] * len(outputs)
+        lines.append(f'SIGNATURE = "void({", ".join(all_types)})"')
+        lines.append(
+            f'LAYOUT = "{",".join(["()"] * len(arguments))}->{",".join(["()"] * len(outputs))}"'
+        )
+    return "\n".join(lines) + "\n"
+
+
+def _cuda_source(
+    node: Node, body: list, outputs: list[str], dtypes: dict, dtype: str, members: str
+) -> str:
+    in_params, out_params, preamble, operation = _cuda_parts(node, body, outputs, dtypes, dtype)
+    header = [f"// tk.jit fused kernel: {members}", f"// in: {in_params}", f"// out: {out_params}"]
+    return "\n".join(header) + "\n" + preamble + operation
+
+
+def _cuda_parts(node: Node, body: list, outputs: list[str], dtypes: dict, dtype: str) -> tuple:
+    """ElementwiseKernel's in_params, out_params, preamble and operation."""
+    in_params = ", ".join(f"{dtypes[a.id]} a{i}" for i, a in enumerate(node.args))
+    out_params = ", ".join(f"{dtype} o{i}" for i in range(len(outputs)))
+    lines = [f"{_C_TYPES[kind]} {name} = {expression};" for kind, name, expression in body]
+    lines += [f"o{i} = {name};" for i, name in enumerate(outputs)]
+    operation = "\n".join(lines) + "\n"
+    return in_params, out_params, c_helpers(_C_TYPES[dtype], operation), operation
+
+
+def _dtypes(node: Node) -> dict[int, str]:
+    """Dtypes of the node's arguments and its members' values: a member's tensor arguments
+    have its own dtype, where's condition is bool (``elementwise.fusible``)."""
+    found: dict[int, str] = {}
+    for member in node.members:
+        dtype = member.outputs[0].dtype
+        found[member.outputs[0].id] = dtype
+        for arg in member.args:
+            if type(arg) is Ref:
+                found.setdefault(arg.id, dtype)
+        for value in member.attrs.values():
+            if type(value) is Ref:
+                found.setdefault(value.id, "bool")
+    return found
+
+
+def _literal(value: float) -> str:
+    if math.isnan(value):
+        return "float('nan')"
+    if math.isinf(value):
+        return "float('inf')" if value > 0 else "float('-inf')"
+    return repr(value)
+
+
+# ------------------------------------------------------------------------------ CPU
+def _cpu_kernel(node: Node, source: str, key: str) -> Callable:
+    try:
+        import numba
+    except ImportError:
+        _warn_once(
+            "numba",
+            "tk.jit: numba is not installed, so fused groups run unfused on NumPy "
+            "(pip install 'tensorkit[jit]' for generated kernels)",
+        )
+        return _unfused(node)
+    try:
+        module = _load_module(source, key)
+        decorate = numba.vectorize if module.LAYOUT is None else numba.guvectorize
+        layout = () if module.LAYOUT is None else (module.LAYOUT,)
+        serial = decorate([module.SIGNATURE], *layout, nopython=True, cache=True)(module._body)
+    except Exception as error:  # a kernel numba cannot compile: run its members instead
+        _warn_once(
+            key,
+            f"tk.jit: the fused kernel {_members(node)} did not compile ({type(error).__name__}:"
+            f" {str(error).splitlines()[0] if str(error) else ''}); it runs unfused",
+        )
+        return _unfused(node)
+    parallel: list[Any] = []
+
+    def fused(xp: Any, *arrays: Any) -> Any:
+        threads = get_num_threads()
+        if threads > 1 and max(getattr(a, "size", 1) for a in arrays) >= PARALLEL_MIN_ELEMENTS:
+            if not parallel:
+                parallel.append(
+                    decorate([module.SIGNATURE], *layout, nopython=True, target="parallel")(
+                        module._body
+                    )
+                )
+            numba.set_num_threads(min(threads, numba.config.NUMBA_NUM_THREADS))
+            return parallel[0](*arrays)
+        return serial(*arrays)
+
+    return fused
+
+
+def _load_module(source: str, key: str) -> Any:
+    """Import the kernel's source from the cache directory, writing it there first; a file
+    whose bytes are not exactly ``source`` is replaced, never run."""
+    directory = cache_dir()
+    directory.mkdir(parents=True, exist_ok=True)
+    path = directory / f"fused_{key[:32]}.py"
+    data = source.encode()
+    if not path.is_file() or path.read_bytes() != data:
+        temporary = path.with_suffix(f".{os.getpid()}.tmp")
+        temporary.write_bytes(data)
+        os.replace(temporary, path)
+    name = f"tensorkit_jit_kernels.fused_{key[:32]}"
+    spec = importlib.util.spec_from_file_location(name, path)
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[name] = module  # numba's cache looks the module up by name
+    spec.loader.exec_module(module)
+    return module
+
+
+# ------------------------------------------------------------------------------ CUDA
+def _cuda_kernel(node: Node, source: str, key: str) -> Callable:
+    """A CuPy ElementwiseKernel (compiled on first call; CuPy caches it on disk)."""
+    import cupy
+
+    writer = _Writer(node, "cuda")
+    body = writer.lines()
+    outputs = [writer.names[v.id] for v in node.outputs]
+    in_params, out_params, preamble, operation = _cuda_parts(
+        node, body, outputs, _dtypes(node), node.outputs[0].dtype
+    )
+    kernel = cupy.ElementwiseKernel(
+        in_params, out_params, operation, f"tk_fused_{key[:16]}", preamble=preamble
+    )
+
+    def fused(xp: Any, *arrays: Any) -> Any:
+        return kernel(*arrays)
+
+    return fused
+
+
+# ------------------------------------------------------------------------------ unfused
+def _unfused(node: Node) -> Callable:
+    """The members one by one through their ops' array forwards (the eager code)."""
+    inputs = [a.id for a in node.args]
+    wanted = [v.id for v in node.outputs]
+
+    def run(xp: Any, *arrays: Any) -> Any:
+        env = dict(zip(inputs, arrays, strict=True))
+        for member in node.members:
+            args = [env[a.id] if type(a) is Ref else a for a in member.args]
+            attrs = {k: map_refs(v, lambda ref: env[ref.id]) for k, v in member.attrs.items()}
+            env[member.outputs[0].id] = OPS[member.op].forward(xp, *args, **attrs)
+        results = tuple(env[v] for v in wanted)
+        return results if len(results) > 1 else results[0]
+
+    return run
+
+
+def _members(node: Node) -> str:
+    return "fused[" + "+".join(m.op for m in node.members) + "]"
+
+
+def _warn_once(key: str, message: str) -> None:
+    if key not in _warned:
+        _warned.add(key)
+        warnings.warn(message, RuntimeWarning, stacklevel=3)
