@@ -3,12 +3,19 @@
 from __future__ import annotations
 
 import os
+import tempfile
 import zlib
 
 import numpy as np
 import pytest
 
 import tensorkit as tk
+
+# Generated tk.jit kernels go to one directory per user for the whole run (xdist workers share
+# it, so each kernel compiles once), never to the user's own ~/.cache.
+os.environ.setdefault(
+    "TENSORKIT_CACHE_DIR", os.path.join(tempfile.gettempdir(), f"tensorkit-tests-{os.getuid()}")
+)
 
 DEVICES = ["cpu", pytest.param("cuda", marks=pytest.mark.cuda)]
 

@@ -8,7 +8,8 @@ generated function over arrays; ``runtime.py`` runs it and links it into autogra
 from __future__ import annotations
 
 from .capture import GraphBreak, TracerWarning, TracingError
-from .compiler import CompiledFunction, compile, config  # noqa: A004
+from .compiler import CompiledFunction, compile  # noqa: A004
+from .config import config
 from .explain import ExplainOutput, explain
 from .ir import Graph
 from .serialize import LoadError, load, save

@@ -26,6 +26,7 @@ from typing import Any
 from .. import _notebook_hooks, _state
 from ..tensor import Tensor
 from .capture import Capture, GraphBreak, TracingError, capture, flatten
+from .config import config
 from .ir import BUFFER, EXTERNAL, INPUT, PARAMETER, Graph, Ref
 from .passes import optimize
 from .runtime import CompiledGraph
@@ -33,15 +34,6 @@ from .trace import _is_module, _name_of
 
 __all__ = ["CompiledFunction", "compile", "config"]
 
-
-@dataclass
-class Config:
-    """tk.compile's settings (``torch._dynamo.config``'s names)."""
-
-    cache_size_limit: int = 8  # guard sets per function before it runs eagerly
-
-
-config = Config()
 
 
 @dataclass

@@ -1,9 +1,7 @@
 """Notebook 05 (tk.jit) in a real JupyterLab: Run All draws the eager graph, the compiled graph
 with its guards and the broken call with its graph break; a fused group is one box that opens
-into its member ops and shows the generated kernel's source in the panel.
-
-Where tk.jit has no fusion pass, the last cell fuses the traced graph's first bias add and
-tanh by hand, as the pass would (a ``kind="fused"`` node holding the original nodes)."""
+into its member ops and shows the generated kernel's source in the panel (the fusion pass's
+own node: a bias add and the tanh after it, with their gradient ops in the backward band)."""
 
 from __future__ import annotations
 
@@ -17,21 +15,7 @@ pytestmark = [pytest.mark.browser, pytest.mark.xdist_group("browser")]
 NOTEBOOK = Path(__file__).resolve().parents[2] / "notebooks" / "05_compiling_with_jit.ipynb"
 FUSED_VIEW = """
 import json
-from tensorkit.jit.ir import Node, Ref
 
-nodes = traced.graph.nodes
-if not any(n.kind == "fused" for n in nodes):
-    names = [n.op for n in nodes]
-    start = next(i for i in range(len(names)) if names[i : i + 2] == ["add", "tanh"])
-    members = nodes[start : start + 2]
-    made = {v.id for m in members for v in m.outputs}
-    args = tuple(dict.fromkeys(
-        a for m in members for a in m.args if type(a) is Ref and a.id not in made
-    ))
-    nodes[start : start + 2] = [Node(
-        op="fused", args=args, attrs={}, outputs=members[-1].outputs, module=members[0].module,
-        kind="fused", members=members, source="def kernel(a, b):\\n    return np.tanh(a + b)\\n",
-    )]
 view = tkn.show_compiled(traced)
 group_id = next(g for g, x in view.graph["groups"].items() if x["kind"] == "fused")
 group = view.graph["groups"][group_id]

@@ -14,7 +14,10 @@ from tensorkit import jit
 
 @pytest.fixture
 def cuda(monkeypatch: pytest.MonkeyPatch) -> tk.device:
+    """The stand-in runs NumPy, not CUDA C, so fusion is off here: the kernels' C is compiled
+    and checked on the host in test_jit_fusion.py, and on a GPU by scripts/gpu_check.sh."""
     install(monkeypatch, numpy_backed=True)
+    monkeypatch.setattr(jit.config, "fuse_elementwise", False)
     return tk.device("cuda")
 
 

@@ -22,10 +22,12 @@ def test_profiler_sees_each_step_of_a_replay_and_the_backward_node() -> None:
     with tk.profiler.profile() as prof:
         compiled(x).sum().backward()
     names = [r.name for r in prof.records]
-    assert names.count("matmul") == 2 and "relu" in names
+    assert names.count("matmul") == 2 and "fused[add+relu]" in names  # one kernel, one op
     assert "CompiledFunctionBackward" in names
-    forward = [r for r in prof.records if r.name == "relu"]
-    assert forward[0].module_path == "Sequential.1" and forward[0].phase == "forward"
+    matmul = next(r for r in prof.records if r.name == "matmul")
+    assert matmul.module_path == "Sequential.0" and matmul.phase == "forward"
+    fused = next(r for r in prof.records if r.name == "fused[add+relu]")
+    assert fused.module_path == "Sequential"  # Linear 0's bias add and the ReLU after it
 
 
 def test_tape_records_the_ops_of_a_compiled_call_as_eager_code_would() -> None:

@@ -1,10 +1,11 @@
 """Passes over the IR, each one function with one job, run in this order by ``optimize``:
 dead-code elimination, common-subexpression elimination, view simplification, constant
-folding, elementwise fusion; memory planning happens while lowering
-(``memory.last_uses``)."""
+folding, elementwise fusion (unless ``tk.jit.config.fuse_elementwise`` is off); memory
+planning happens while lowering (``memory.last_uses``)."""
 
 from __future__ import annotations
 
+from ..config import config
 from ..ir import Graph
 from .constant_fold import fold_constants
 from .cse import eliminate_common_subexpressions
@@ -23,4 +24,4 @@ def optimize(graph: Graph) -> Graph:
     graph = simplify_views(graph)
     graph = fold_constants(graph)
     graph = eliminate_dead_code(graph)
-    return fuse_elementwise(graph)
+    return fuse_elementwise(graph) if config.fuse_elementwise else graph

@@ -103,14 +103,13 @@ def _fused_node(group: _Group, readers: dict[int, list[int]], keep: set[int]) ->
         or any(reader not in inside for reader in readers.get(member.outputs[0].id, ()))
     ]
     last = members[-1]
-    modules = {m.module for m in members}
     node = Node(
         op="fused",
         args=tuple(Ref(value_id) for value_id in inputs),
         attrs={},
         outputs=tuple(outputs),
         site=last.site,
-        module=modules.pop() if len(modules) == 1 else "",
+        module=_common_module([m.module for m in members]),
         phase=last.phase,
         kind="fused",
         members=members,
@@ -120,6 +119,18 @@ def _fused_node(group: _Group, readers: dict[int, list[int]], keep: set[int]) ->
         node, "cuda" if last.outputs[0].device.startswith("cuda") else "cpu"
     )
     return node
+
+
+def _common_module(paths: list[str]) -> str:
+    """The innermost module holding every member ("Sequential" for "Sequential.0" and
+    "Sequential.1")."""
+    parts = [path.split(".") if path else [] for path in paths]
+    common = []
+    for names in zip(*parts, strict=False):
+        if len(set(names)) != 1:
+            break
+        common.append(names[0])
+    return ".".join(common)
 
 
 def _readers(graph: Graph) -> dict[int, list[int]]:
