@@ -24,7 +24,8 @@ def test_trace_records_ops_sites_and_module_paths() -> None:
         "0.bias",
     }
     assert all(node.module.startswith("Sequential") for node in traced.graph.nodes)
-    tanh = next(node for node in traced.graph.nodes if node.op == "tanh")
+    members = [m for node in traced.graph.nodes for m in node.members or [node]]
+    tanh = next(node for node in members if node.op == "tanh")
     assert tanh.module == "Sequential.1"
 
 
