@@ -35,7 +35,6 @@ from .trace import _is_module, _name_of
 __all__ = ["CompiledFunction", "compile", "config"]
 
 
-
 @dataclass
 class Entry:
     """One guard set's state: recordings so far, then a compiled graph or an eager verdict."""

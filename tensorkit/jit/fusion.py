@@ -1,19 +1,25 @@
-"""Fused kernels: the one generated kernel a fused node runs.
+"""Fused kernels: the one kernel a fused node runs.
 
-A fused node (made by ``passes.fuse``) holds member ops that compute element by element;
-:func:`kernel_source` writes them as one kernel, each member a line over the previous ones:
+A fused node (made by ``passes.fuse``) holds member ops that compute element by element.
+:func:`kernel_source` writes them as one kernel and :func:`kernel_for` builds it, in one of
+three ways (:func:`strategy`):
 
-- on the CPU, a numba ufunc (``numba.vectorize`` for one output, ``guvectorize`` with scalar
-  core dimensions for several), so NumPy's ufunc machinery does the broadcasting and strides;
-  large arrays use numba's parallel target when ``tk.get_num_threads()`` is above 1;
-- on CUDA, a CuPy ``ElementwiseKernel`` (C), which broadcasts the same way.
-
-Kernels are cached on disk by a hash of their source: numba's source file is written to
-``$TENSORKIT_CACHE_DIR/jit`` (default ``~/.cache/tensorkit/jit``) and imported only when its
-bytes are the source just generated, with numba's own compiled cache beside it; CuPy caches
-compiled CUDA by source hash itself. Without numba (``pip install tensorkit[jit]``), or where a
-kernel does not compile, the node runs its members one by one through their array forwards
-(unfused, same values) and a warning says so once.
+- "numba" (CPU): a numba ufunc, each member a line over the previous ones
+  (``numba.vectorize`` for one output, ``guvectorize`` with scalar core dimensions for
+  several), so NumPy's ufunc machinery does the broadcasting and strides; large arrays use
+  numba's parallel target when ``tk.get_num_threads()`` is above 1. Kernels are cached on
+  disk by a hash of their source: the source file is written to ``$TENSORKIT_CACHE_DIR/jit``
+  (default ``~/.cache/tensorkit/jit``) and imported only when its bytes are the source just
+  generated, with numba's compiled cache beside it.
+- "blocks" (CPU): the members' own array forwards, lowered like any plan (``plan.lower``),
+  run over cache-sized blocks of the output, so every intermediate stays in cache and only the
+  group's inputs and outputs cross memory. Used for large groups that call libm functions
+  (exp, tanh, ...): NumPy computes those with SIMD loops (tanh 0.5 ns an element on float32
+  here) where a numba kernel calls scalar libm (2 to 16 ns). Also what runs without numba
+  (``pip install tensorkit[jit]``) or where a numba kernel does not compile: a warning says
+  so once, and the values are eager's.
+- "cuda": a CuPy ``ElementwiseKernel`` (C), which broadcasts the same way; CuPy caches the
+  compiled code on disk by its source's hash.
 
 Source is built from the IR only: op forms from ``elementwise.SCALAR_FORMS``, value names
 (``a0``, ``t12``) and numbers written as numeric literals, so nothing from a file becomes code.
@@ -31,15 +37,18 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from .._backend.threads import get_num_threads
-from ..ops._apply import OPS
-from .elementwise import SCALAR_FORMS, Operands, c_helpers, python_helpers
-from .ir import Node, Ref, map_refs
+import numpy as np
 
-__all__ = ["cache_dir", "kernel_for", "kernel_source"]
+from .._backend.threads import get_num_threads, parallel_parts
+from .elementwise import SCALAR_FORMS, Operands, c_helpers, calls_libm, python_helpers
+from .ir import Node, Ref
+
+__all__ = ["cache_dir", "kernel_for", "kernel_source", "strategy"]
 
 # Arrays at least this large (elements) use numba's parallel target when threads allow.
 PARALLEL_MIN_ELEMENTS = 1 << 18
+# Elements of one block of a "blocks" kernel: 64 KiB of float32, a few arrays fit in L2.
+BLOCK_ELEMENTS = 1 << 14
 _NUMBA_TYPES = {"float32": "float32", "float64": "float64", "bool": "boolean"}
 _C_TYPES = {"float32": "float", "float64": "double", "bool": "bool"}
 
@@ -53,15 +62,27 @@ def cache_dir() -> Path:
     return Path(root) / "jit"
 
 
+def strategy(node: Node) -> str:
+    """How the fused node runs: "cuda", "blocks" or "numba" (see the module's text)."""
+    value = node.outputs[0]
+    if value.device.startswith("cuda"):
+        return "cuda"
+    elements = math.prod(value.shape)
+    if elements > BLOCK_ELEMENTS and any(calls_libm(m) for m in node.members):
+        return "blocks"
+    return "numba"
+
+
 def kernel_for(node: Node) -> Callable:
     """``f(xp, *arrays)`` computing the fused node's outputs from its arguments (one array,
     or a tuple of them when it has several outputs)."""
-    cuda = node.outputs[0].device.startswith("cuda")
-    source = kernel_source(node, "cuda" if cuda else "cpu")
+    how = strategy(node)
+    source = kernel_source(node)
     key = hashlib.sha256(source.encode()).hexdigest()
     kernel = _kernels.get(key)
     if kernel is None:
-        kernel = _cuda_kernel(node, source, key) if cuda else _cpu_kernel(node, source, key)
+        build = {"cuda": _cuda_kernel, "blocks": _blocks_kernel, "numba": _numba_kernel}[how]
+        kernel = build(node, source, key)
         _kernels[key] = kernel
     return kernel
 
@@ -100,9 +121,14 @@ class _Writer:
         return body
 
 
-def kernel_source(node: Node, language: str = "cpu") -> str:
-    """The kernel's source: a Python module for numba ("cpu") or, for "cuda", the C body of a
-    CuPy ElementwiseKernel with its parameters in a leading comment block."""
+def kernel_source(node: Node) -> str:
+    """The kernel's source, as :func:`strategy` runs it: a Python module for numba, the block
+    loop and its plan for "blocks", or the C of a CuPy ElementwiseKernel with its parameters
+    in a leading comment block."""
+    how = strategy(node)
+    if how == "blocks":
+        return _blocks_source(node)
+    language = "cuda" if how == "cuda" else "cpu"
     writer = _Writer(node, language)
     body = writer.lines()
     dtypes = _dtypes(node)
@@ -189,16 +215,16 @@ def _literal(value: float) -> str:
 
 
 # ------------------------------------------------------------------------------ CPU
-def _cpu_kernel(node: Node, source: str, key: str) -> Callable:
+def _numba_kernel(node: Node, source: str, key: str) -> Callable:
     try:
         import numba
     except ImportError:
         _warn_once(
             "numba",
-            "tk.jit: numba is not installed, so fused groups run unfused on NumPy "
-            "(pip install 'tensorkit[jit]' for generated kernels)",
+            "tk.jit: numba is not installed, so fused groups run their ops through NumPy "
+            "block by block (pip install 'tensorkit[jit]' for generated kernels)",
         )
-        return _unfused(node)
+        return _blocks_kernel(node, source, key)
     try:
         module = _load_module(source, key)
         decorate = numba.vectorize if module.LAYOUT is None else numba.guvectorize
@@ -208,9 +234,9 @@ def _cpu_kernel(node: Node, source: str, key: str) -> Callable:
         _warn_once(
             key,
             f"tk.jit: the fused kernel {_members(node)} did not compile ({type(error).__name__}:"
-            f" {str(error).splitlines()[0] if str(error) else ''}); it runs unfused",
+            f" {str(error).splitlines()[0] if str(error) else ''}); it runs through NumPy",
         )
-        return _unfused(node)
+        return _blocks_kernel(node, source, key)
     parallel: list[Any] = []
 
     def fused(xp: Any, *arrays: Any) -> Any:
@@ -270,22 +296,88 @@ def _cuda_kernel(node: Node, source: str, key: str) -> Callable:
     return fused
 
 
-# ------------------------------------------------------------------------------ unfused
-def _unfused(node: Node) -> Callable:
-    """The members one by one through their ops' array forwards (the eager code)."""
-    inputs = [a.id for a in node.args]
-    wanted = [v.id for v in node.outputs]
+# ------------------------------------------------------------------------------ blocks
+def _blocks_kernel(node: Node, source: str, key: str) -> Callable:
+    """The members' forwards over blocks of the output (see the module's text)."""
+    plan, wanted = _block_plan(node)
+    value = node.outputs[0]
+    shape, dtype = value.shape, np.dtype(value.dtype)
+    blocks = _blocks(shape)
 
-    def run(xp: Any, *arrays: Any) -> Any:
-        env = dict(zip(inputs, arrays, strict=True))
-        for member in node.members:
-            args = [env[a.id] if type(a) is Ref else a for a in member.args]
-            attrs = {k: map_refs(v, lambda ref: env[ref.id]) for k, v in member.attrs.items()}
-            env[member.outputs[0].id] = OPS[member.op].forward(xp, *args, **attrs)
-        results = tuple(env[v] for v in wanted)
+    def fused(xp: Any, *arrays: Any) -> Any:
+        if len(blocks) == 1:
+            results = plan(*arrays)
+        else:
+            arrays = tuple(xp.broadcast_to(a, shape) for a in arrays)
+            results = tuple(xp.empty(shape, dtype) for _ in wanted)
+
+            def part(chunk: slice) -> None:
+                for index in blocks[chunk]:
+                    for out, result in zip(results, plan(*(a[index] for a in arrays)), strict=True):
+                        out[index] = result
+
+            parallel_parts(part, len(blocks), math.prod(shape), arrays[0])
         return results if len(results) > 1 else results[0]
 
-    return run
+    return fused
+
+
+def _block_plan(node: Node) -> tuple[Any, list[int]]:
+    """The members lowered to a plan over one block, and the value ids it returns. An
+    ``expand`` member is its input itself: the inputs arrive broadcast to the block."""
+    from .plan import lower
+
+    renamed: dict[int, int] = {}
+    members = []
+    for member in node.members:
+        member = _renamed(member, renamed)
+        if member.op == "expand":
+            renamed[member.outputs[0].id] = member.args[0].id
+        else:
+            members.append(member)
+    wanted = [renamed.get(v.id, v.id) for v in node.outputs]
+    plan = lower(members, [a.id for a in node.args], wanted, {}, "block")
+    return plan, wanted
+
+
+def _renamed(member: Node, renamed: dict[int, int]) -> Node:
+    if not renamed:
+        return member
+    from dataclasses import replace
+
+    args = tuple(Ref(renamed.get(a.id, a.id)) if type(a) is Ref else a for a in member.args)
+    attrs = {
+        k: Ref(renamed.get(v.id, v.id)) if type(v) is Ref else v for k, v in member.attrs.items()
+    }
+    return replace(member, args=args, attrs=attrs)
+
+
+def _blocks(shape: tuple[int, ...]) -> list[tuple]:
+    """Index tuples covering ``shape`` in blocks of about BLOCK_ELEMENTS: whole trailing axes,
+    cut along the first axis whose trailing size fits."""
+    if math.prod(shape) <= BLOCK_ELEMENTS:
+        return [()]
+    axis = next(k for k in range(len(shape)) if math.prod(shape[k + 1 :]) <= BLOCK_ELEMENTS)
+    step = max(1, BLOCK_ELEMENTS // math.prod(shape[axis + 1 :]))
+    return [
+        (*lead, slice(start, min(start + step, shape[axis])))
+        for lead in np.ndindex(*shape[:axis])
+        for start in range(0, shape[axis], step)
+    ]
+
+
+def _blocks_source(node: Node) -> str:
+    plan, _ = _block_plan(node)
+    value = node.outputs[0]
+    header = [
+        f"# tk.jit fused kernel: {'+'.join(m.op for m in node.members)}",
+        f"# run over blocks of {BLOCK_ELEMENTS} elements of {value.dtype}{list(value.shape)}:",
+        "# each block's intermediates stay in cache; libm functions run in NumPy's SIMD loops",
+        "for index in blocks:",
+        "    outputs[index] = block(*(a[index] for a in inputs))",
+        "",
+    ]
+    return "\n".join(header) + plan.source
 
 
 def _members(node: Node) -> str:

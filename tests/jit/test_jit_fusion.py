@@ -92,13 +92,13 @@ def _inputs(refs: int, dtype: str, condition: bool) -> list[np.ndarray]:
     return arrays
 
 
-def _fused(case, dtype: str) -> tuple[Node, list[np.ndarray]]:
+def _fused(case, dtype: str, device: str = "cpu") -> tuple[Node, list[np.ndarray]]:
     op, refs, constants, attrs, condition = case
     args = tuple(Ref(i) for i in range(refs)) + tuple(constants)
     attrs = dict(attrs)
     if condition:
         attrs["condition"] = Ref(refs)
-    member = Node(op, args, attrs, (Value(99, SHAPE, dtype, "cpu"),))
+    member = Node(op, args, attrs, (Value(99, SHAPE, dtype, device),))
     inputs = tuple(Ref(i) for i in range(refs + condition))
     node = Node("fused", inputs, {}, member.outputs, kind="fused", members=[member])
     return node, _inputs(refs, dtype, condition)
@@ -136,10 +136,12 @@ def test_each_scalar_form_computes_its_ops_forward(case, dtype: str) -> None:
 
 def test_float32_tanh_is_within_one_rounding_of_the_exact_value() -> None:
     x = np.concatenate([np.linspace(-12, 12, 200_001), np.geomspace(1e-38, 1, 2001)])
-    x = np.concatenate([x, -x]).astype(np.float32)
+    x = np.concatenate([x, -x, np.zeros(-len(x) * 2 % 4096)]).astype(np.float32)
     node, _ = _fused(_case("tanh", 1), "float32")
-    node.members[0].outputs = node.outputs = (Value(99, x.shape, "float32", "cpu"),)
-    got = fusion.kernel_for(node)(np, x).astype(np.float64)
+    node.members[0].outputs = node.outputs = (Value(99, (4096,), "float32", "cpu"),)
+    assert fusion.strategy(node) == "numba"  # small enough for numba's own _tanh
+    kernel = fusion.kernel_for(node)
+    got = np.concatenate([kernel(np, part) for part in x.reshape(-1, 4096)]).astype(np.float64)
     exact = np.tanh(x.astype(np.float64))
     ulp = np.spacing(np.abs(exact).astype(np.float32)).astype(np.float64)
     assert np.max(np.abs(got - exact) / ulp) <= 1.0
@@ -166,7 +168,7 @@ C_TYPES = {"float32": "float", "float64": "double", "bool": "bool"}
 def _host_compiled(node: Node, directory: Path):
     """The node's CUDA kernel (in_params, out_params, preamble, operation) compiled for the
     host as a loop over contiguous arrays."""
-    source = fusion.kernel_source(node, "cuda")
+    source = fusion.kernel_source(node)
     lines = source.splitlines()
     ins = [p.split() for p in lines[1].removeprefix("// in: ").split(", ")]
     outs = [p.split() for p in lines[2].removeprefix("// out: ").split(", ")]
@@ -202,7 +204,7 @@ def _host_compiled(node: Node, directory: Path):
 def test_each_cuda_form_compiles_and_computes_its_ops_forward(
     case, dtype: str, tmp_path: Path
 ) -> None:
-    node, arrays = _fused(case, dtype)
+    node, arrays = _fused(case, dtype, "cuda:0")
     expected = _eager(node, arrays)
     run = _host_compiled(node, tmp_path)
     arrays = [np.ascontiguousarray(a) for a in arrays]
@@ -227,8 +229,8 @@ def test_a_cuda_kernel_is_one_elementwise_kernel_with_the_groups_parameters(monk
 
     monkeypatch.setitem(sys.modules, "cupy", type(sys)("cupy"))
     monkeypatch.setattr(sys.modules["cupy"], "ElementwiseKernel", RecordingKernel, raising=False)
-    node, _ = _fused(_case("where", 2, condition=True), "float32")
-    node.members[0].outputs = node.outputs = (Value(99, SHAPE, "float32", "cuda:0"),)
+    node, _ = _fused(_case("where", 2, condition=True), "float32", "cuda:0")
+    assert fusion.strategy(node) == "cuda"
     fusion.kernel_for(node)
     ((in_params, out_params, operation, name, _),) = made
     assert in_params == "float32 a0, float32 a1, bool a2" and out_params == "float32 o0"
@@ -383,6 +385,46 @@ def test_large_arrays_use_threads_when_allowed_with_the_same_values() -> None:
     np.testing.assert_allclose(threaded.numpy(), ((x * 1.5).sin() + x).numpy(), rtol=1e-6)
 
 
+def test_large_groups_calling_libm_run_their_forwards_block_by_block() -> None:
+    bias = tk.randn(1, 300)
+
+    def f(x):
+        h = (x + bias).tanh() * 0.5  # tanh: NumPy's SIMD loop beats a numba libm call
+        return h, (h.exp() - 1) * x  # two outputs
+
+    x = tk.randn(200, 300)
+    traced = _graph(f, x)
+    (node,) = traced.graph.nodes
+    assert fusion.strategy(node) == "blocks" and node.multi_output
+    assert "run over blocks of 16384 elements of float32[200, 300]" in node.source
+    for got, expected in zip(traced(x), f(x), strict=True):  # the same forwards: equal
+        np.testing.assert_array_equal(got.numpy(), expected.numpy())
+    arithmetic = _graph(lambda x: (x * 3 + bias) * x, x)
+    assert fusion.strategy(arithmetic.graph.nodes[0]) == "numba"
+    small = _graph(lambda x: (x * 3).tanh(), tk.randn(16))
+    assert fusion.strategy(small.graph.nodes[0]) == "numba"
+
+
+@pytest.mark.parametrize("shape", [(1 << 16,), (3, 70_000), (40, 50, 30), (2, 3, 16385)])
+def test_blocks_cover_every_element_once(shape: tuple[int, ...]) -> None:
+    seen = np.zeros(shape, np.int64)
+    for index in fusion._blocks(shape):
+        seen[index] += 1
+        assert seen[index].size <= fusion.BLOCK_ELEMENTS or seen[index].ndim == 1
+    assert (seen == 1).all()
+
+
+def test_an_expand_inside_a_blocked_group_is_its_broadcast_input() -> None:
+    def f(x, g):
+        return g.expand(64, 512) * x.exp() + g.expand(64, 512)
+
+    x, g = tk.randn(64, 512), tk.randn(1, 512)
+    traced = _graph(f, x, g)
+    (node,) = traced.graph.nodes
+    assert fusion.strategy(node) == "blocks" and "expand" in [m.op for m in node.members]
+    np.testing.assert_array_equal(traced(x, g).numpy(), f(x, g).numpy())
+
+
 # ------------------------------------------------------------------------------ the cache
 def _fresh(monkeypatch: pytest.MonkeyPatch, directory: Path) -> None:
     monkeypatch.setenv("TENSORKIT_CACHE_DIR", str(directory))
@@ -415,7 +457,9 @@ def test_a_changed_kernel_file_is_replaced_never_run(tmp_path, monkeypatch) -> N
     np.testing.assert_array_equal(got, arrays[0] * arrays[1])
 
 
-def test_without_numba_fused_groups_run_unfused_and_say_so_once(tmp_path, monkeypatch) -> None:
+def test_without_numba_fused_groups_run_through_numpy_and_say_so_once(
+    tmp_path, monkeypatch
+) -> None:
     _fresh(monkeypatch, tmp_path)
     monkeypatch.setitem(sys.modules, "numba", None)  # import numba raises ImportError
     x = tk.randn(8)
@@ -429,13 +473,15 @@ def test_without_numba_fused_groups_run_unfused_and_say_so_once(tmp_path, monkey
         tk.compile(lambda x: x.sin() * 3)(x)
     messages = [str(w.message) for w in caught if "numba" in str(w.message)]
     assert messages == [
-        "tk.jit: numba is not installed, so fused groups run unfused on NumPy "
-        "(pip install 'tensorkit[jit]' for generated kernels)"
+        "tk.jit: numba is not installed, so fused groups run their ops through NumPy "
+        "block by block (pip install 'tensorkit[jit]' for generated kernels)"
     ]
     np.testing.assert_allclose(got.numpy(), (x.exp() * 2).tanh().numpy(), rtol=1e-6)
 
 
-def test_a_kernel_that_does_not_compile_runs_unfused_with_a_warning(tmp_path, monkeypatch) -> None:
+def test_a_kernel_that_does_not_compile_runs_through_numpy_with_a_warning(
+    tmp_path, monkeypatch
+) -> None:
     _fresh(monkeypatch, tmp_path)
 
     def refuse(source: str, key: str):
@@ -446,7 +492,7 @@ def test_a_kernel_that_does_not_compile_runs_unfused_with_a_warning(tmp_path, mo
     with pytest.warns(
         RuntimeWarning,
         match=r"fused\[sigmoid_backward\] did not compile "
-        r"\(TypeError: cannot determine Numba type\); it runs unfused",
+        r"\(TypeError: cannot determine Numba type\); it runs through NumPy",
     ):
         kernel = fusion.kernel_for(node)
     np.testing.assert_allclose(kernel(np, *arrays), _eager(node, arrays), rtol=1e-7)

@@ -115,9 +115,7 @@ def _fused_node(group: _Group, readers: dict[int, list[int]], keep: set[int]) ->
         members=members,
         multi_output=len(outputs) > 1,
     )
-    node.source = kernel_source(
-        node, "cuda" if last.outputs[0].device.startswith("cuda") else "cpu"
-    )
+    node.source = kernel_source(node)
     return node
 
 
