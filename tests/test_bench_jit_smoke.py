@@ -19,8 +19,9 @@ def test_quick_run_prints_every_workload_and_the_compile_times() -> None:
     )
     out = proc.stdout
     assert proc.returncode == 0, out[-3000:] + proc.stderr[-3000:]
-    for label in ("1  100 elementwise ops", "2  MLP", "3  CNN step", "4  Transformer layer"):
+    labels = ("1  100 elementwise ops", "2  MLP", "3  CNN step", "4  Transformer layer", "5a gelu")
+    for label in labels:
         assert label in out, f"{label!r} missing from:\n{out}"
-    assert "| workload | torch | numpy | tk eager | tk compiled |" in out
+    assert "| workload | torch | numpy | tk eager | tk compiled | torch.compile |" in out
     assert "tk.compile to the first replay" in out and "cache hit's overhead" in out
     assert "ERROR" not in out
