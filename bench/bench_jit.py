@@ -103,6 +103,52 @@ def gelu_fn(lib: Any, seed: int, compiled: bool) -> Callable[[], object]:
     return call
 
 
+def gelu_on_gpu(repeats: int) -> int:
+    """The gelu row on CUDA, both libraries in this process (scripts/gpu_check.sh): tk.compile
+    (a fused CuPy ElementwiseKernel) against torch.compile, medians of synchronized calls."""
+    import torch
+
+    import tensorkit
+
+    rows = []
+    for lib, sync in (
+        (tensorkit, lambda: tensorkit.cuda.synchronize()),
+        (torch, lambda: torch.cuda.synchronize()),
+    ):
+        x = lib.tensor(np.random.default_rng(SEED).standard_normal(GELU_ELEMENTS, np.float32))
+        x = x.to("cuda")
+        gelu = lambda x, lib=lib: lib.nn.functional.gelu(x, approximate="tanh")  # noqa: E731
+        times = {}
+        for label, fn in (("eager", gelu), ("compiled", lib.compile(gelu))):
+            try:
+                with lib.no_grad():
+                    for _ in range(3):
+                        fn(x)
+                    sync()
+
+                    def call(fn: Callable = fn, x: Any = x, sync: Callable = sync) -> None:
+                        fn(x)
+                        sync()
+
+                    times[label] = median(time_calls(call, repeats, 2)) * 1e3
+            except Exception as error:  # torch.compile without triton, say
+                times[label] = float("nan")
+                print(f"{lib.__name__} {label}: {type(error).__name__}: {error}", file=sys.stderr)
+        rows.append((lib.__name__, times["eager"], times["compiled"]))
+    (_, tk_eager, tk_compiled), (_, torch_eager, torch_compiled) = rows
+    ratio = tk_compiled / torch_compiled
+    verdict = "pass" if ratio <= 1.2 else "FAIL"
+    columns = "torch eager | torch.compile | tk eager | tk compiled | tk/torch.compile | target"
+    print(f"| workload (CUDA) | {columns} |")
+    print("|---|---:|---:|---:|---:|---:|---|")
+    print(
+        f"| gelu (tanh) over 10M float32, forward (ms) | {torch_eager:.3f} | "
+        f"{torch_compiled:.3f} | {tk_eager:.3f} | {tk_compiled:.3f} | {ratio:.2f}x | "
+        f"<= 1.2x: {verdict} |"
+    )
+    return 0 if verdict == "pass" else 1
+
+
 def mlp_model(lib: Any, seed: int) -> Any:
     """bench_core's MLP as nn.Linear/nn.ReLU layers, with bench_core's weights."""
     nn = lib.nn
@@ -457,7 +503,10 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--json", metavar="PATH", help="write the raw results to PATH")
     parser.add_argument("--seed", type=int, default=SEED, help="seed for weights and inputs")
     parser.add_argument("--child", choices=LIBRARIES, help=argparse.SUPPRESS)
+    parser.add_argument("--gelu-gpu", action="store_true", help="the gelu row on CUDA only")
     args = parser.parse_args(argv)
+    if args.gelu_gpu:
+        return gelu_on_gpu(5 if args.quick else 30)
     if args.child:
         child_main(args.child, QUICK if args.quick else FULL, args.seed, args.profile)
         return 0

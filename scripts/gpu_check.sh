@@ -66,6 +66,11 @@ run "op suite on cuda" 110 env TENSORKIT_TEST_DEVICE=cuda "$PYTHON" -m pytest -q
 run "nccl backend (a world of one rank per GPU, at most 2)" 60 "$PYTHON" -m pytest -q -p no:cacheprovider \
   -rs tests/distributed/test_nccl.py
 
+echo "== tk.jit on CUDA: fused ElementwiseKernels against torch.compile (bench/bench_jit.py --gelu-gpu)"
+timeout 60 "$PYTHON" bench/bench_jit.py --gelu-gpu | tee /tmp/gpu_check_jit.txt
+jit_rc=${PIPESTATUS[0]}
+[ "$jit_rc" = 0 ] || status=1
+
 echo "== GPU benchmark (bench/bench_gpu.py)"
 timeout 90 "$PYTHON" bench/bench_gpu.py --markdown | tee /tmp/gpu_check_bench.txt
 bench_rc=${PIPESTATUS[0]}
@@ -74,5 +79,5 @@ bench_rc=${PIPESTATUS[0]}
 echo
 echo "== for docs/benchmarks.md (GPU check table row, then the benchmark above)"
 joined=$(printf '%s; ' "${summaries[@]}")
-echo "| $(date -u +%F) | ${gpu:-?} | ${joined}bench_gpu.py exit ${bench_rc} |"
+echo "| $(date -u +%F) | ${gpu:-?} | ${joined}bench_jit.py --gelu-gpu exit ${jit_rc}; bench_gpu.py exit ${bench_rc} |"
 exit $status

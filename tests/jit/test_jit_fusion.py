@@ -217,6 +217,37 @@ def test_each_cuda_form_compiles_and_computes_its_ops_forward(
     np.testing.assert_allclose(out, expected, rtol=RTOL[dtype] * 2, atol=0, equal_nan=True)
 
 
+@pytest.mark.cuda
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+def test_every_form_in_one_cuda_kernel_on_a_gpu_computes_its_ops_forward(dtype: str) -> None:
+    """Runs in scripts/gpu_check.sh: one ElementwiseKernel whose outputs are every case (one
+    compile per dtype), against the ops' forwards on the host."""
+    import cupy
+
+    arrays = _inputs(2, dtype, condition=True)
+    members = []
+    for index, case in enumerate(CASES):
+        op, refs, constants, attrs, condition = case
+        args = tuple(Ref(i) for i in range(refs)) + tuple(constants)
+        attrs = {**attrs, **({"condition": Ref(2)} if condition else {})}
+        members.append(Node(op, args, attrs, (Value(100 + index, SHAPE, dtype, "cuda:0"),)))
+    outputs = tuple(m.outputs[0] for m in members)
+    node = Node("fused", (Ref(0), Ref(1), Ref(2)), {}, outputs, kind="fused", members=members)
+    node.multi_output = True
+    with np.errstate(all="ignore"):
+        got = fusion.kernel_for(node)(cupy, *[cupy.asarray(a) for a in arrays])
+    for case, member, result in zip(CASES, members, got, strict=True):
+        single = Node("fused", node.args, {}, member.outputs, kind="fused", members=[member])
+        expected = _eager(single, arrays)
+        np.testing.assert_allclose(
+            cupy.asnumpy(result),
+            expected,
+            rtol=RTOL[dtype] * 4,
+            equal_nan=True,
+            err_msg=_name(case),
+        )
+
+
 def test_a_cuda_kernel_is_one_elementwise_kernel_with_the_groups_parameters(monkeypatch) -> None:
     made = []
 
