@@ -28,6 +28,7 @@ __all__ = [
     "c_helpers",
     "calls_libm",
     "fusible",
+    "reduced_axes",
     "python_helpers",
 ]
 
@@ -66,9 +67,11 @@ class Operands:
 
 @dataclass(frozen=True)
 class ScalarForm:
-    """An op's scalar expression in Python (numba) and C; ``accepts`` says whether a node's
-    arguments take this form (a Python-number weight, a constant exponent)."""
+    """An op's scalar expression in Python (numba) and C for ``arity`` arguments; ``accepts``
+    says whether a node's arguments take this form (a Python-number weight, a constant
+    exponent)."""
 
+    arity: int  # tensor and number arguments the op takes
     python: Callable[[Operands], str]
     c: Callable[[Operands], str]
     accepts: Callable[[Node], bool] = lambda node: True
@@ -76,7 +79,7 @@ class ScalarForm:
 
 def _unary(py: str, c: str | None = None) -> ScalarForm:
     """``f(x)``: ``py`` and ``c`` are templates with ``{x}``."""
-    return ScalarForm(lambda o: py.format(x=o.arg(0)), lambda o: (c or py).format(x=o.arg(0)))
+    return ScalarForm(1, lambda o: py.format(x=o.arg(0)), lambda o: (c or py).format(x=o.arg(0)))
 
 
 def _binary(template: str) -> ScalarForm:
@@ -85,7 +88,7 @@ def _binary(template: str) -> ScalarForm:
     def form(o: Operands) -> str:
         return template.format(a=o.arg(0), b=o.arg(1))
 
-    return ScalarForm(form, form)
+    return ScalarForm(2, form, form)
 
 
 def _with_alpha(sign: str) -> ScalarForm:
@@ -96,7 +99,7 @@ def _with_alpha(sign: str) -> ScalarForm:
         b = o.arg(1) if alpha == 1 else f"({o.arg(1)} * {o.const(alpha)})"
         return f"({o.arg(0)} {sign} {b})"
 
-    return ScalarForm(form, form, lambda node: _is_number(node.attrs.get("alpha", 1)))
+    return ScalarForm(2, form, form, lambda node: _is_number(node.attrs.get("alpha", 1)))
 
 
 def _pow(c: bool) -> Callable[[Operands], str]:
@@ -175,35 +178,40 @@ SCALAR_FORMS: dict[str, ScalarForm] = {
     "contiguous": _unary("{x}"),
     "expand": _unary("{x}"),  # the kernel's own broadcasting does the expanding
     "rsqrt": ScalarForm(
+        1,
         lambda o: f"({o.const(1)} / math.sqrt({o.arg(0)}))",
         lambda o: f"({o.const(1)} / sqrt({o.arg(0)}))",
     ),
     "reciprocal": ScalarForm(
-        lambda o: f"({o.const(1)} / {o.arg(0)})", lambda o: f"({o.const(1)} / {o.arg(0)})"
+        1, lambda o: f"({o.const(1)} / {o.arg(0)})", lambda o: f"({o.const(1)} / {o.arg(0)})"
     ),
     "pow": ScalarForm(
+        2,
         _pow(c=False),
         _pow(c=True),
         lambda node: all(type(a) is Ref or _is_number(a) for a in node.args),
     ),
-    "lerp": ScalarForm(_lerp, _lerp, lambda node: _is_number(node.args[2])),
+    "lerp": ScalarForm(3, _lerp, _lerp, lambda node: _is_number(node.args[2])),
     "where": ScalarForm(
-        _where, _where_c, lambda node: all(type(a) is Ref or _is_number(a) for a in node.args)
+        2, _where, _where_c, lambda node: all(type(a) is Ref or _is_number(a) for a in node.args)
     ),
     "maximum": _binary("_maximum({a}, {b})"),
     "minimum": _binary("_minimum({a}, {b})"),
     "clamp": ScalarForm(
-        _clamp, _clamp, lambda node: all(a is None or _is_number(a) for a in node.args[1:])
+        3, _clamp, _clamp, lambda node: all(a is None or _is_number(a) for a in node.args[1:])
     ),
     "threshold_backward": ScalarForm(
+        2,
         lambda o: f"({o.arg(0)} if {o.arg(1)} > 0 else {o.const(0)})",
         lambda o: f"({o.arg(1)} > 0 ? {o.arg(0)} : {o.const(0)})",
     ),
     "tanh_backward": ScalarForm(
+        2,
         lambda o: f"({o.arg(0)} * ({o.const(1)} - {o.arg(1)} * {o.arg(1)}))",
         lambda o: f"({o.arg(0)} * ({o.const(1)} - {o.arg(1)} * {o.arg(1)}))",
     ),
     "sigmoid_backward": ScalarForm(
+        2,
         lambda o: f"({o.arg(0)} * {o.arg(1)} * ({o.const(1)} - {o.arg(1)}))",
         lambda o: f"({o.arg(0)} * {o.arg(1)} * ({o.const(1)} - {o.arg(1)}))",
     ),
@@ -270,14 +278,24 @@ def fusible(node: Node, dtypes: dict[int, str]) -> bool:
     form = SCALAR_FORMS.get(node.op)
     if form is None or node.kind != "op" or node.multi_output or len(node.outputs) != 1:
         return False
+    if len(node.args) != form.arity:
+        return False
     dtype = node.outputs[0].dtype
     if dtype not in FLOAT_DTYPES or node.cast not in (None, dtype):
         return False
     for arg in node.args:
         if type(arg) is Ref and dtypes[arg.id] != dtype:
             return False
+        if type(arg) is not Ref and arg is not None and not _is_number(arg):
+            return False
     for key, value in node.attrs.items():
-        if type(value) is Ref and (key != "condition" or dtypes[value.id] != "bool"):
+        if key == "condition":
+            if type(value) is not Ref or dtypes[value.id] != "bool":
+                return False
+        elif key == "alpha":
+            if not _is_number(value):
+                return False
+        elif key != "shape" or node.op != "expand" or value != node.outputs[0].shape:
             return False
     return form.accepts(node)
 
@@ -294,6 +312,23 @@ def calls_libm(node: Node) -> bool:
         base, exponent = node.args
         return not (type(base) is Ref and exponent in (2, 3, 1, 0.5, -1))
     return node.op in _LIBM_OPS
+
+
+def reduced_axes(node: Node, ndim: int) -> tuple[int, ...] | None:
+    """The axes a ``sum`` or ``mean`` node reduces of its ``ndim``-dimensional input (sorted,
+    non-negative), or None when it is not a reduction a fused kernel can end with (another
+    op, a ``dtype=``, no axes)."""
+    if node.op not in ("sum", "mean") or node.kind != "op" or node.attrs.get("dtype") is not None:
+        return None
+    if len(node.args) != 1 or type(node.args[0]) is not Ref:
+        return None
+    axis = node.attrs.get("axis")
+    if axis is None:
+        return tuple(range(ndim)) or None
+    axes = (axis,) if type(axis) is int else tuple(axis)
+    if not axes or not all(type(a) is int and -ndim <= a < ndim for a in axes):
+        return None
+    return tuple(sorted({a % ndim for a in axes}))
 
 
 def _is_number(value: Any) -> bool:

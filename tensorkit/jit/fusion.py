@@ -40,7 +40,14 @@ from typing import Any
 import numpy as np
 
 from .._backend.threads import get_num_threads, parallel_parts
-from .elementwise import SCALAR_FORMS, Operands, c_helpers, calls_libm, python_helpers
+from .elementwise import (
+    SCALAR_FORMS,
+    Operands,
+    c_helpers,
+    calls_libm,
+    python_helpers,
+    reduced_axes,
+)
 from .ir import Node, Ref
 
 __all__ = ["cache_dir", "kernel_for", "kernel_source", "strategy"]
@@ -52,7 +59,7 @@ BLOCK_ELEMENTS = 1 << 14
 _NUMBA_TYPES = {"float32": "float32", "float64": "float64", "bool": "boolean"}
 _C_TYPES = {"float32": "float", "float64": "double", "bool": "bool"}
 
-_kernels: dict[str, Callable] = {}  # source hash -> kernel, for this process
+_kernels: dict[tuple, Callable] = {}  # (source hash, shapes) -> kernel, for this process
 _warned: set[str] = set()
 
 
@@ -79,11 +86,12 @@ def kernel_for(node: Node) -> Callable:
     how = strategy(node)
     source = kernel_source(node)
     key = hashlib.sha256(source.encode()).hexdigest()
-    kernel = _kernels.get(key)
+    shapes = (node.members[-1].outputs[0].shape, *(m.outputs[0].shape for m in node.members))
+    kernel = _kernels.get((key, shapes))  # a source serves every shape; its wrapper one
     if kernel is None:
         build = {"cuda": _cuda_kernel, "blocks": _blocks_kernel, "numba": _numba_kernel}[how]
         kernel = build(node, source, key)
-        _kernels[key] = kernel
+        _kernels[key, shapes] = kernel
     return kernel
 
 
@@ -108,9 +116,11 @@ class _Writer:
         return self.constants[key]
 
     def lines(self) -> list[tuple[str, str, str]]:
-        """(dtype, variable, expression) per member, in order."""
+        """(dtype, variable, expression) per elementwise member, in order (a trailing
+        reduction is the kernel's own loop)."""
         body = []
-        for member in self.node.members:
+        members = self.node.members
+        for member in members[:-1] if _reduction(self.node) else members:
             operands = Operands(member, self.names, self.constant)
             form = SCALAR_FORMS[member.op]
             expression = form.c(operands) if self.language == "cuda" else form.python(operands)
@@ -119,6 +129,16 @@ class _Writer:
             self.names[value.id] = name
             body.append((value.dtype, name, expression))
         return body
+
+
+def _reduction(node: Node) -> tuple[Node, tuple[int, ...], tuple[int, ...]] | None:
+    """(the reduction, its axes, the shape it reduces) when the node ends with one."""
+    last = node.members[-1]
+    if last.op not in ("sum", "mean") or len(node.members) < 2:
+        return None
+    shape = node.members[-2].outputs[0].shape
+    axes = reduced_axes(last, len(shape))
+    return None if axes is None else (last, axes, shape)
 
 
 def kernel_source(node: Node) -> str:
@@ -132,9 +152,14 @@ def kernel_source(node: Node) -> str:
     writer = _Writer(node, language)
     body = writer.lines()
     dtypes = _dtypes(node)
+    members = "+".join(m.op for m in node.members)
+    reduction = _reduction(node)
+    if reduction is not None and language == "cpu":
+        return _numba_reduction_source(node, writer, body, dtypes, reduction, members)
+    if reduction is not None:
+        return _cuda_reduction_source(node, writer, body, dtypes, reduction, members)
     outputs = [writer.names[v.id] for v in node.outputs]
     dtype = node.outputs[0].dtype
-    members = "+".join(m.op for m in node.members)
     if language == "cuda":
         return _cuda_source(node, body, outputs, dtypes, dtype, members)
     arguments = [f"a{i}" for i in range(len(writer.inputs))]
@@ -172,12 +197,78 @@ def kernel_source(node: Node) -> str:
     return "\n".join(lines) + "\n"
 
 
+def _numba_reduction_source(
+    node: Node, writer: _Writer, body: list, dtypes: dict, reduction: tuple, members: str
+) -> str:
+    """A gufunc whose core dimensions are the reduced axes (moved last by the caller): loops
+    over them compute each element and add it to a float64 sum."""
+    last, axes, shape = reduction
+    dtype = node.outputs[0].dtype
+    count = math.prod(shape[a] for a in axes)
+    element = writer.names[last.args[0].id]
+    k = len(axes)
+    index = ", ".join(f"i{d}" for d in range(k))
+    lines = [f"# tk.jit fused kernel: {members}", "import math", "", "import numba"]
+    lines += ["import numpy as np", ""]
+    lines += [f"{name} = np.{kind}({lit})" for (kind, lit), name in writer.constants.items()]
+    lines += ["", "", python_helpers(dtype, "\n".join(e for _, _, e in body))]
+    arrays = [f"A{i}" for i in range(len(writer.inputs))]
+    lines.append(f"def _body({', '.join([*arrays, 'o0'])}):")
+    lines.append("    total = np.float64(0)")
+    for d in range(k):
+        lines.append(f"    {'    ' * d}for i{d} in range(A0.shape[{d}]):")
+    pad = "    " * (k + 1)
+    lines += [f"{pad}a{i} = A{i}[{index}]" for i in range(len(arrays))]
+    lines += [f"{pad}{name} = {expression}" for _, name, expression in body]
+    lines.append(f"{pad}total += {element}")
+    result = "total" if last.op == "sum" else f"total / {count}"
+    lines += [f"    o0[0] = np.{dtype}({result})", "", ""]
+    core = ", ".join([":"] * k)
+    types = [f"{_NUMBA_TYPES[dtypes[i]]}[{core}]" for i in writer.inputs]
+    dims = "(" + ",".join(f"r{d}" for d in range(k)) + ")"
+    lines.append(f'SIGNATURE = "void({", ".join([*types, _NUMBA_TYPES[dtype] + "[:]"])})"')
+    lines.append(f'LAYOUT = "{",".join([dims] * len(arrays))}->()"')
+    return "\n".join(lines) + "\n"
+
+
 def _cuda_source(
     node: Node, body: list, outputs: list[str], dtypes: dict, dtype: str, members: str
 ) -> str:
     in_params, out_params, preamble, operation = _cuda_parts(node, body, outputs, dtypes, dtype)
     header = [f"// tk.jit fused kernel: {members}", f"// in: {in_params}", f"// out: {out_params}"]
     return "\n".join(header) + "\n" + preamble + operation
+
+
+def _cuda_reduction_source(
+    node: Node, writer: _Writer, body: list, dtypes: dict, reduction: tuple, members: str
+) -> str:
+    in_params, out_params, preamble, map_expr, post = _cuda_reduction_parts(
+        node, writer, body, dtypes, reduction
+    )
+    lines = [f"// tk.jit fused kernel: {members}", f"// in: {in_params}", f"// out: {out_params}"]
+    lines.append(preamble.rstrip("\n"))
+    lines.append(f"// ReductionKernel: map {map_expr}; reduce a + b in double from 0; {post}")
+    return "\n".join(lines) + "\n"
+
+
+def _cuda_reduction_parts(
+    node: Node, writer: _Writer, body: list, dtypes: dict, reduction: tuple
+) -> tuple:
+    """ReductionKernel's in_params, out_params, preamble (the helpers and ``_element``, one
+    element's value), map_expr and post_map_expr."""
+    last, axes, shape = reduction
+    dtype = node.outputs[0].dtype
+    ctype = _C_TYPES[dtype]
+    in_params = ", ".join(f"{dtypes[a.id]} a{i}" for i, a in enumerate(node.args))
+    c_params = ", ".join(f"{_C_TYPES[dtypes[a.id]]} a{i}" for i, a in enumerate(node.args))
+    statements = " ".join(f"{_C_TYPES[kind]} {name} = {expr};" for kind, name, expr in body)
+    element = f"__device__ {ctype} _element({c_params}) {{ {statements} "
+    element += f"return {writer.names[last.args[0].id]}; }}\n"
+    preamble = c_helpers(ctype, statements) + element
+    map_expr = "_element(" + ", ".join(f"a{i}" for i in range(len(node.args))) + ")"
+    count = math.prod(shape[a] for a in axes)
+    result = "a" if last.op == "sum" else f"a / {count}.0"
+    return in_params, f"{dtype} o0", preamble, map_expr, f"o0 = ({ctype})({result})"
 
 
 def _cuda_parts(node: Node, body: list, outputs: list[str], dtypes: dict, dtype: str) -> tuple:
@@ -239,9 +330,15 @@ def _numba_kernel(node: Node, source: str, key: str) -> Callable:
         return _blocks_kernel(node, source, key)
     parallel: list[Any] = []
 
+    reduction = _reduction(node)
+    if reduction is not None:
+        return _reducing(serial, reduction, node.outputs[0].shape)
+    if math.prod(node.outputs[0].shape) < PARALLEL_MIN_ELEMENTS:
+        return lambda xp, *arrays: serial(*arrays)
+
     def fused(xp: Any, *arrays: Any) -> Any:
         threads = get_num_threads()
-        if threads > 1 and max(getattr(a, "size", 1) for a in arrays) >= PARALLEL_MIN_ELEMENTS:
+        if threads > 1:
             if not parallel:
                 parallel.append(
                     decorate([module.SIGNATURE], *layout, nopython=True, target="parallel")(
@@ -251,6 +348,19 @@ def _numba_kernel(node: Node, source: str, key: str) -> Callable:
             numba.set_num_threads(min(threads, numba.config.NUMBA_NUM_THREADS))
             return parallel[0](*arrays)
         return serial(*arrays)
+
+    return fused
+
+
+def _reducing(kernel: Callable, reduction: tuple, out_shape: tuple[int, ...]) -> Callable:
+    """Call a reduction gufunc on the inputs broadcast to the reduced shape with the reduced
+    axes moved last; the result in the node's shape (kept dimensions of size 1 included)."""
+    _, axes, shape = reduction
+    order = tuple(a for a in range(len(shape)) if a not in axes) + axes
+
+    def fused(xp: Any, *arrays: Any) -> Any:
+        views = [xp.broadcast_to(a, shape).transpose(order) for a in arrays]
+        return xp.asarray(kernel(*views)).reshape(out_shape)
 
     return fused
 
@@ -282,6 +392,29 @@ def _cuda_kernel(node: Node, source: str, key: str) -> Callable:
 
     writer = _Writer(node, "cuda")
     body = writer.lines()
+    reduction = _reduction(node)
+    if reduction is not None:
+        parts = _cuda_reduction_parts(node, writer, body, _dtypes(node), reduction)
+        in_params, out_params, preamble, map_expr, post_map_expr = parts
+        reducer = cupy.ReductionKernel(
+            in_params,
+            out_params,
+            map_expr,
+            "a + b",
+            post_map_expr,
+            "0",
+            f"tk_fused_{key[:16]}",
+            reduce_type="double",
+            preamble=preamble,
+        )
+        _, axes, shape = reduction
+        out_shape = node.outputs[0].shape
+
+        def reduced(xp: Any, *arrays: Any) -> Any:
+            views = [xp.broadcast_to(a, shape) for a in arrays]
+            return reducer(*views, axis=axes).reshape(out_shape)
+
+        return reduced
     outputs = [writer.names[v.id] for v in node.outputs]
     in_params, out_params, preamble, operation = _cuda_parts(
         node, body, outputs, _dtypes(node), node.outputs[0].dtype

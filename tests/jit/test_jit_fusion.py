@@ -360,6 +360,100 @@ def test_fuse_elementwise_is_one_function_over_the_ir() -> None:
     assert [n.describe() for n in graph.nodes] == before  # fusing a fused graph changes nothing
 
 
+# ------------------------------------------------------------------------------ reductions
+def _reduce_cases(x, b):
+    return (
+        ((x * 2 + b) ** 2).mean(),
+        ((x - b).sin() * x).sum(dim=0, keepdim=True),
+        (x.exp() * b).sum(dim=-1),
+        ((x + 1) * b - 1).mean(dim=(0, 1), keepdim=True),
+    )
+
+
+def test_a_sum_or_mean_ends_a_group_when_nothing_else_leaves_it() -> None:
+    x, b = tk.randn(30, 40), tk.randn(40)
+    traced = _graph(_reduce_cases, x, b)
+    assert [n.kind for n in traced.graph.nodes] == ["fused"] * 4
+    assert [n.members[-1].op for n in traced.graph.nodes] == ["mean", "sum", "sum", "mean"]
+    assert "total += " in traced.graph.nodes[0].source
+    for got, expected in zip(traced(x, b), _reduce_cases(x, b), strict=True):
+        assert got.shape == expected.shape
+        np.testing.assert_allclose(got.numpy(), expected.numpy(), rtol=2e-5, atol=1e-5)
+
+
+def test_a_reduction_stays_apart_when_the_group_s_values_are_read_elsewhere() -> None:
+    def f(x):
+        h = (x * 3).relu()
+        return h.sum(), h  # h leaves the group: the sum is an op of its own
+
+    traced = _graph(f, tk.randn(8, 8))
+    assert [n.kind for n in traced.graph.nodes] == ["fused", "op"]
+    typed = _graph(lambda x: (x * 3).relu().sum(dtype=tk.float64), tk.randn(8))
+    assert [n.kind for n in typed.graph.nodes] == ["fused", "op"]  # a dtype= is not fused
+
+
+def test_a_training_graph_keeps_the_reduction_apart_from_values_its_backward_saves() -> None:
+    w = tk.randn(6, 6, requires_grad=True)
+    x = tk.randn(5, 6)
+
+    def loss(w):
+        return ((x @ w).tanh() * 2 - 1).pow(2).mean()
+
+    traced = jit.trace(loss, (w,))
+    (group,) = [n for n in traced.graph.nodes if n.kind == "fused"]
+    assert group.members[-1].op != "mean"  # tanh's output and pow's input are saved
+    assert [n.op for n in traced.graph.nodes][-1] == "mean"
+    traced(w).backward()
+    got = w.grad.numpy().copy()
+    w.grad = None
+    loss(w).backward()
+    np.testing.assert_allclose(got, w.grad.numpy(), rtol=1e-5, atol=1e-6)
+
+
+@pytest.mark.skipif(shutil.which("g++") is None, reason="needs g++ to compile the CUDA C")
+def test_a_cuda_reduction_s_element_function_compiles_and_sums_as_eager(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    made = []
+
+    class RecordingReduction:
+        def __init__(self, *args, **kwargs):
+            made.append((args, kwargs))
+
+    monkeypatch.setitem(sys.modules, "cupy", type(sys)("cupy"))
+    monkeypatch.setattr(sys.modules["cupy"], "ReductionKernel", RecordingReduction, raising=False)
+    x, b = tk.randn(30, 40), tk.randn(40)
+    node = _graph(_reduce_cases, x, b).graph.nodes[1]  # sin, mul, sum over dim 0
+    for value in [*node.outputs, *(m.outputs[0] for m in node.members)]:
+        object.__setattr__(value, "device", "cuda:0")
+    assert fusion.strategy(node) == "cuda"
+    fusion.kernel_for(node)
+    ((args, kwargs),) = made
+    in_params, out_params, map_expr, reduce_expr, post_map_expr, identity, _ = args
+    assert (in_params, out_params) == ("float32 a0, float32 a1", "float32 o0")
+    assert (map_expr, reduce_expr, identity) == ("_element(a0, a1)", "a + b", "0")
+    assert post_map_expr == "o0 = (float)(a)" and kwargs["reduce_type"] == "double"
+    source = tmp_path / "element.cpp"
+    source.write_text(
+        "#include <cmath>\nusing namespace std;\n#define __device__\n"
+        + kwargs["preamble"]
+        + 'extern "C" double run(long n, const float* a, const float* b) {\n'
+        "    double total = 0;\n    for (long i = 0; i < n; ++i) total += _element(a[i], b[i]);\n"
+        "    return total;\n}\n"
+    )
+    library = tmp_path / "element.so"
+    subprocess.run(["g++", "-O1", "-shared", "-fPIC", "-o", str(library), str(source)], check=True)
+    run = ctypes.CDLL(str(library)).run
+    run.restype = ctypes.c_double
+    xs = np.ascontiguousarray(x.numpy()[:, 0])
+    bs = np.full(30, b.numpy()[0], np.float32)
+    column = run(
+        ctypes.c_long(30), xs.ctypes.data_as(ctypes.c_void_p), bs.ctypes.data_as(ctypes.c_void_p)
+    )
+    expected = _reduce_cases(x, b)[1].numpy()[0, 0]
+    np.testing.assert_allclose(column, expected, rtol=1e-5)
+
+
 # ------------------------------------------------------------------------------ compiled
 def test_a_compiled_fused_function_passes_gradcheck_and_gradgradcheck() -> None:
     def f(x, w):
@@ -552,3 +646,43 @@ def test_a_saved_fused_graph_loads_and_replays_its_kernels(tmp_path: Path) -> No
     loaded = jit.load(path)
     assert sum(n.kind == "fused" for n in loaded.graph.nodes) == 2
     np.testing.assert_allclose(loaded(x).numpy(), model(x).detach().numpy(), rtol=1e-6)
+
+
+def test_a_file_whose_fused_node_is_no_kernel_is_refused_naming_the_place(tmp_path: Path) -> None:
+    import json
+
+    model = nn.Sequential(nn.Linear(4, 8), nn.Tanh())
+    with tk.no_grad():
+        traced = jit.trace(model, (tk.randn(3, 4),))
+    path = tmp_path / "model.tkjit"
+    jit.save(traced, path)
+    index = next(i for i, n in enumerate(traced.graph.nodes) if n.kind == "fused")
+
+    def edited(change) -> Path:
+        obj = tk.load(path)
+        doc = json.loads(obj["graph"])
+        change(doc["nodes"][index])
+        obj["graph"] = json.dumps(doc)
+        out = tmp_path / "edited.tkjit"
+        tk.save(obj, out)
+        return out
+
+    def to_matmul(node):
+        node["members"][0]["op"] = "matmul"
+
+    with pytest.raises(
+        jit.LoadError,
+        match=rf"edited.tkjit: nodes\[{index}\].members\[0\].op: "
+        r"'matmul' here cannot be a fused kernel's step",
+    ):
+        jit.load(edited(to_matmul))
+
+    def drop_argument(node):
+        node["args"] = node["args"][:1]
+
+    with pytest.raises(
+        jit.LoadError,
+        match=rf"nodes\[{index}\].members\[\d\]: reads %\d+, "
+        "which is no argument of the kernel",
+    ):
+        jit.load(edited(drop_argument))

@@ -11,15 +11,18 @@ and nothing before that point needs its results. Inputs may broadcast to the gro
 A group of two or more members becomes a node of kind "fused": its arguments are the values
 its members read from outside, its outputs the members' values read outside it (by later
 nodes, the backward, or as the graph's results); the rest live only inside the kernel.
-Forward and backward nodes are fused separately, so a fused group's backward is fused too.
+A ``sum`` or ``mean`` can end a group (a trailing reduction) when it reads the group's last
+value and nothing outside the group reads any of its values: the kernel then returns the
+reduction alone. Forward and backward nodes are fused separately, so a fused group's backward
+is fused too.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from ..elementwise import fusible
-from ..fusion import kernel_source
+from ..elementwise import fusible, reduced_axes
+from ..fusion import kernel_source, strategy
 from ..ir import Graph, Node, Ref
 
 __all__ = ["fuse_elementwise"]
@@ -53,7 +56,12 @@ def _fuse(
             {id(g): g for g in (group_of[r] for r in node.refs() if r in group_of)}.values()
         )
         joined = None
-        if fusible(node, dtypes):
+        if len(reads) == 1 and _ends(reads[0], node, readers, keep):
+            joined = reads[0]
+            joined.members.append(node)
+            joined.values.add(node.outputs[0].id)
+            joined.open = False  # a reduction is a kernel's last step
+        elif fusible(node, dtypes):
             joinable = [g for g in reads if g.open and _same_kind(g.members[0], node)]
             joined = joinable[0] if joinable else _Group()
             if not joinable:
@@ -80,6 +88,22 @@ def _fuse(
         elif id(node) not in absorbed:
             result.append(node)
     return result
+
+
+def _ends(group: _Group, node: Node, readers: dict[int, list[int]], keep: set[int]) -> bool:
+    """Whether ``node`` is a sum or mean the group can end with: it reads the group's last
+    value, which nothing else reads, and no other value of the group is read outside it (the
+    kernel then returns the reduction only), and the group runs as one numba or CUDA kernel."""
+    last = group.members[-1].outputs[0]
+    if not group.open or reduced_axes(node, len(last.shape)) is None:
+        return False
+    if node.args[0].id != last.id or node.outputs[0].dtype != last.dtype or last.id in keep:
+        return False
+    inside = {id(m) for m in group.members} | {id(node)}
+    for value_id in group.values:
+        if value_id in keep or any(r not in inside for r in readers.get(value_id, ())):
+            return False
+    return strategy(Node("fused", (), {}, (last,), kind="fused", members=group.members)) != "blocks"
 
 
 def _same_kind(first: Node, node: Node) -> bool:

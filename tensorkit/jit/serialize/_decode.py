@@ -10,6 +10,7 @@ source from value ids (checked to be ints) and binds ops and attributes as objec
 from __future__ import annotations
 
 import re
+from collections import defaultdict
 from collections.abc import Callable
 from typing import Any
 
@@ -18,6 +19,7 @@ from ..._dtype import ALL_DTYPES
 from ...ops._apply import OPS
 from ...serialization import CheckpointError
 from ...tensor import Tensor
+from ..elementwise import fusible, reduced_axes
 from ..ir import (
     CONSTANT,
     GRAD_OUTPUT,
@@ -177,11 +179,13 @@ class _Scope:
         self.reader = reader
         self.visible = set(visible)
         self.hidden = set(hidden)
+        self.dtypes: dict[int, str] = {}  # value id -> dtype, of the values defined here
 
     def define(self, value: Value, where: str) -> None:
         if value.id in self.visible or value.id in self.hidden:
             raise self.reader.fail(where, f"value %{value.id} is defined twice")
         self.visible.add(value.id)
+        self.dtypes[value.id] = value.dtype
 
     def check(self, value_id: Any, where: str) -> int:
         self.reader.index(value_id, where)
@@ -209,8 +213,10 @@ def read_graph(
     seeds = {p.value.id for p in graph.placeholders if p.kind == GRAD_OUTPUT}
     fed = {p.value.id for p in graph.placeholders} - seeds
     forward = _Scope(reader, fed, seeds)  # the forward reads no output's gradient
+    forward.dtypes = {p.value.id: p.value.dtype for p in graph.placeholders}
     graph.nodes = _nodes(reader, doc["nodes"], "nodes", forward)
     backward = _Scope(reader, forward.visible | seeds, forward.hidden - seeds)
+    backward.dtypes = dict(forward.dtypes)
     graph.backward = _nodes(reader, doc["backward"], "backward", backward)
     graph.outputs = [
         reader.decoded(item, f"outputs[{i}]", TOP_REFS)
@@ -313,7 +319,7 @@ def _node(reader: _Reader, obj: Any, where: str, scope: _Scope, member: bool = F
     phase = reader.typed(fields["phase"], str, f"{where}.phase")
     if phase not in _PHASES:
         raise reader.fail(f"{where}.phase", f"unknown phase {phase!r} (expected {_PHASES})")
-    members = _members(reader, fields["members"], kind, where, scope, outputs)
+    members = _members(reader, fields["members"], kind, where, scope, outputs, args)
     for i, value in enumerate(outputs):
         scope.define(value, f"{where}.outputs[{i}].id")
     return Node(
@@ -332,23 +338,56 @@ def _node(reader: _Reader, obj: Any, where: str, scope: _Scope, member: bool = F
 
 
 def _members(
-    reader: _Reader, items: Any, kind: str, where: str, scope: _Scope, outputs: tuple
+    reader: _Reader, items: Any, kind: str, where: str, scope: _Scope, outputs: tuple, args: tuple
 ) -> list[Node]:
     """A fused node's members, read in their own scope; its outputs are theirs."""
     items = reader.items(items, f"{where}.members")
     if (kind == "fused") != bool(items):
         raise reader.fail(f"{where}.members", "a fused node, and only one, has members")
     inner = _Scope(reader, scope.visible, scope.hidden)
+    inner.dtypes = dict(scope.dtypes)
     members = [
         _node(reader, obj, f"{where}.members[{i}]", inner, member=True)
         for i, obj in enumerate(items)
     ]
+    if members:
+        _check_kernel(reader, args, members, where, inner.dtypes)
     made = {v.id for m in members for v in m.outputs}
     for i, value in enumerate(outputs if members else ()):
         if value.id not in made:
             raise reader.fail(f"{where}.outputs[{i}]", f"no member computes %{value.id}")
     scope.hidden |= made - {v.id for v in outputs}  # a member's value is the kernel's own
     return members
+
+
+def _check_kernel(
+    reader: _Reader, args: tuple, members: list[Node], where: str, dtypes: dict[int, str]
+) -> None:
+    """A fused node's members must make a kernel: each an op with a scalar form over one shape
+    (the last may be a sum or mean of the one before), reading only the node's arguments and
+    earlier members."""
+    for i, arg in enumerate(args):
+        if type(arg) is not Ref:
+            raise reader.fail(f"{where}.args[{i}]", "a fused node's arguments are values")
+    readable = {a.id for a in args}
+    shape = members[0].outputs[0].shape if members[0].outputs else None
+    known = defaultdict(str, dtypes)  # an unknown value's dtype fits no kernel
+    for i, member in enumerate(members):
+        at = f"{where}.members[{i}]"
+        for value_id in member.refs():
+            if value_id not in readable:
+                raise reader.fail(at, f"reads %{value_id}, which is no argument of the kernel")
+        previous = members[i - 1].outputs[0] if i and members[i - 1].outputs else None
+        ends = (
+            i == len(members) - 1
+            and previous is not None
+            and reduced_axes(member, len(previous.shape)) is not None
+            and member.args[0] == Ref(previous.id)
+            and member.outputs[0].dtype == previous.dtype
+        )
+        if not ends and not (fusible(member, known) and member.outputs[0].shape == shape):
+            raise reader.fail(f"{at}.op", f"{member.op!r} here cannot be a fused kernel's step")
+        readable.add(member.outputs[0].id)
 
 
 def _unknown_op(reader: _Reader, op: str, where: str) -> LoadError:
