@@ -12,6 +12,8 @@ derivative comes from the same two forwards):
   interpolation are all such tables. Its gradient is the same op with the transposed table.
 - ``constant_pad`` pads (or crops, for negative amounts) with a value; its gradient pads or
   crops by the negated amounts.
+
+On CUDA with cuDNN a convolution goes to ``_cudnn.convolution`` instead (see _cudnn.py).
 """
 
 from __future__ import annotations
@@ -26,6 +28,7 @@ from ..._ranges import composite
 from ...ops._apply import COMMON, OpDef, apply
 from ...ops.matmul import matmul
 from ...tensor import Tensor
+from . import _cudnn
 
 __all__ = [
     "conv1d",
@@ -453,6 +456,11 @@ def _conv(
     pads = _conv_padding(padding, kernel, stride, dilation)
     _check_bias(bias, weight, weight.shape[0], transposed=False)
     _check_kernel_fits(x, kernel, pads, dilation)
+    if _cudnn.conv_ok(x, pads):
+        y = _cudnn.convolution(x, weight, pads, stride, dilation, groups)
+        if bias is not None:
+            y = y + bias.reshape(weight.shape[0], *(1,) * dims)
+        return y if batched else y.squeeze(0)
     cols = im2col(x, kernel, stride, pads, dilation)
     out_size = tuple(cols.shape[-dims:])
     batch, out_channels = x.shape[0], weight.shape[0]
