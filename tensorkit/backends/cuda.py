@@ -8,6 +8,7 @@ True for "high" and "medium".
 from __future__ import annotations
 
 import sys
+from importlib.machinery import ModuleSpec
 
 from .._backend import precision
 from ._flags import FlagModule, switch
@@ -24,5 +25,6 @@ class _MatmulModule(FlagModule):
     )
 
 
-matmul = _MatmulModule(f"{__name__}.matmul", "TF32 for float32 CUDA matmuls.")
+matmul = _MatmulModule(f"{__name__}.matmul", "``allow_tf32``: TF32 for float32 CUDA matmuls.")
+matmul.__spec__ = ModuleSpec(matmul.__name__, None)  # importable by name, as in torch
 sys.modules[matmul.__name__] = matmul
