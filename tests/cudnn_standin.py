@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import itertools
 import math
+import sys
 import types
 from typing import Any
 
@@ -223,6 +224,7 @@ def install(monkeypatch: pytest.MonkeyPatch) -> StandInCudnn:
     cupy = install_cupy(monkeypatch, numpy_backed=True)
     # CuPy's generator over NumPy's: what tensorkit draws on a "cuda" device (gradcheck does)
     cupy.random = types.SimpleNamespace(Generator=np.random.Generator, XORWOW=np.random.PCG64)
+    monkeypatch.setitem(sys.modules, "cupyx", types.SimpleNamespace(scatter_add=np.add.at))
     fake = StandInCudnn()
     monkeypatch.setattr(cudnn_backend, "_libraries", (fake, LOW))
     monkeypatch.setattr(cudnn_backend, "FLAGS", dict(cudnn_backend.FLAGS))

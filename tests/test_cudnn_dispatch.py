@@ -8,6 +8,7 @@ from __future__ import annotations
 import sys
 import types
 from functools import partial
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -348,3 +349,25 @@ def test_cudnn_batch_norm_gradgradcheck(fake: StandInCudnn) -> None:
 
     check_grads(norm, randn(3, 2, 2, 2), randn(2), randn(2), device="cuda")
     assert "batch_normalization_forward_training" in fake.names()
+
+
+# ---------------------------------------------------------- the GPU check's values script
+def test_the_gpu_values_script_runs_every_case_on_the_stand_in(
+    fake: StandInCudnn, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """bench/cudnn_values.py (run by scripts/gpu_check.sh) on the stand-in: every case takes
+    the cuDNN path and agrees with im2col and torch within its bound."""
+    pytest.importorskip("torch")
+    monkeypatch.syspath_prepend(str(Path(__file__).resolve().parents[1] / "bench"))
+    import cudnn_values
+
+    rows = cudnn_values.rows()
+    assert len(rows) == 2 * (3 * 4 + 3 * 2 + 5)
+    assert all(
+        vs_im2col <= bound and vs_torch <= bound for _, _, vs_im2col, vs_torch, bound in rows
+    )
+    assert {
+        "convolution_backward_filter",
+        "pooling_backward",
+        "batch_normalization_backward",
+    } <= set(fake.names())
