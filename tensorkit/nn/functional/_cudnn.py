@@ -183,17 +183,19 @@ def _batch_norm_forward(
     x: Any,
     gamma: Any,
     beta: Any,
+    running_mean: Any,
+    running_var: Any,
     eps: float,
     momentum: float,
-    running: tuple,
     materialize_grads: bool,
 ) -> tuple:
-    """(y, mean, inv_std); ``running`` is (mean, var) arrays updated in place, or None."""
-    if running is None:
-        channels = x.shape[1]
-        stat_dtype = gamma.dtype
-        running = (xp.zeros(channels, stat_dtype), xp.ones(channels, stat_dtype))
-    return tuple(lib.batch_norm_forward_training(xp, x, gamma, beta, *running, eps, momentum))
+    """(y, mean, inv_std, new running mean, new running var): the running statistics are
+    outputs (cuDNN updates copies), so the op stays a function of its inputs."""
+    running_mean, running_var = running_mean.copy(), running_var.copy()
+    y, mean, inv_std = lib.batch_norm_forward_training(
+        xp, x, gamma, beta, running_mean, running_var, eps, momentum
+    )
+    return y, mean, inv_std, running_mean, running_var
 
 
 def _batch_norm_backward_forward(
@@ -208,11 +210,11 @@ _BATCH_NORM_BACKWARD = OpDef(
 
 
 def _batch_norm_rule(
-    ctx: Any, g: Tensor | None, g_mean: Tensor | None, g_inv: Tensor | None
+    ctx: Any, g: Tensor | None, g_mean: Tensor | None, g_inv: Tensor | None, *_: Any
 ) -> tuple:
-    x, gamma, _, _, mean, inv_std = ctx.saved_tensors
+    x, gamma, _, _, _, _, mean, inv_std, _, _ = ctx.saved_tensors
     count = x.numel() // x.shape[1]
-    need_x, need_gamma, need_beta = ctx.needs_input_grad
+    needs = ctx.needs_input_grad[:3]
     gx = ggamma = gbeta = None
     if g is not None and not _state.grad_enabled:  # a first-order pass: cuDNN's backward
         gx, ggamma, gbeta = apply(
@@ -233,7 +235,8 @@ def _batch_norm_rule(
         if g_inv is not None:
             extra = extra - xhat * _per_channel(g_inv * inv_std * inv_std) / count
         gx = extra if gx is None else gx + extra
-    return (gx if need_x else None, ggamma if need_gamma else None, gbeta if need_beta else None)
+    grads = (gx, ggamma, gbeta)
+    return (*(grad if need else None for grad, need in zip(grads, needs, strict=True)), None, None)
 
 
 _BATCH_NORM = OpDef(
@@ -264,30 +267,28 @@ def batch_norm_training(
 ) -> Tensor:
     """Training-mode batch norm of (N, C, *) ``x`` on cuDNN (as (N, C, prod(*), 1), per
     channel), updating the running statistics as PyTorch does."""
-    xp, channels = x.device.xp, x.shape[1]
-    stat = xp.float64 if x.dtype.np.name == "float64" else xp.float32
-    gamma = weight if weight is not None else wrap(xp.ones(channels, stat), x.device)
-    beta = bias if bias is not None else wrap(xp.zeros(channels, stat), x.device)
-    running = None
-    if running_mean is not None or running_var is not None:
-        running = (
-            xp.zeros(channels, stat) if running_mean is None else running_mean._data.copy(),
-            xp.ones(channels, stat) if running_var is None else running_var._data.copy(),
-        )
+    dev, channels = x.device, x.shape[1]
+    stat = dev.xp.float64 if x.dtype.np.name == "float64" else dev.xp.float32
+
+    def given(t: Tensor | None, fill: float) -> Tensor:
+        return wrap(dev.xp.full(channels, fill, stat), dev) if t is None else t
+
+    # The running statistics go in as copies: the op's saved inputs must not be the tensors
+    # that are updated in place right after it.
+    running = [given(t, v).detach().clone() for t, v in ((running_mean, 0), (running_var, 1))]
     x4 = x.reshape(x.shape[0], channels, math.prod(x.shape[2:]), 1)
-    y, _, _ = apply(
+    y, _, _, new_mean, new_var = apply(
         _BATCH_NORM,
         x4,
-        gamma,
-        beta,
+        given(weight, 1),
+        given(bias, 0),
+        *running,
         eps=eps,
         momentum=momentum,
-        running=running,
         materialize_grads=False,
     )
-    if running is not None:
-        with no_grad():
-            for tensor, updated in zip((running_mean, running_var), running, strict=True):
-                if tensor is not None:
-                    tensor.copy_(wrap(updated, x.device))
+    with no_grad():
+        for tensor, updated in ((running_mean, new_mean), (running_var, new_var)):
+            if tensor is not None:
+                tensor.copy_(updated)
     return y.reshape(x.shape)
