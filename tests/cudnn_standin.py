@@ -226,6 +226,6 @@ def install(monkeypatch: pytest.MonkeyPatch) -> StandInCudnn:
     cupy.random = types.SimpleNamespace(Generator=np.random.Generator, XORWOW=np.random.PCG64)
     monkeypatch.setitem(sys.modules, "cupyx", types.SimpleNamespace(scatter_add=np.add.at))
     fake = StandInCudnn()
-    monkeypatch.setattr(cudnn_backend, "_libraries", (fake, LOW))
+    monkeypatch.setattr(cudnn_backend, "_probed", {id(cupy): (fake, LOW)})
     monkeypatch.setattr(cudnn_backend, "FLAGS", dict(cudnn_backend.FLAGS))
     return fake

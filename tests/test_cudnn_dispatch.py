@@ -88,12 +88,13 @@ def test_is_available_is_false_when_the_bindings_do_not_import(
     def missing(name: str) -> None:
         raise ImportError(f"No module named {name!r}")
 
-    monkeypatch.setattr(cudnn_backend, "_libraries", False)
+    monkeypatch.setattr(cudnn_backend, "_probed", {})
     monkeypatch.setattr(cudnn_backend.importlib, "import_module", missing)
     assert tk.backends.cudnn.is_available() is False
     assert tk.backends.cudnn.version() is None
     loaded = types.SimpleNamespace(getVersion=lambda: 8907)
-    monkeypatch.setattr(cudnn_backend, "_libraries", False)
+    assert tk.backends.cudnn.is_available() is False  # probed once per CuPy module
+    monkeypatch.setitem(sys.modules, "cupy", types.ModuleType("cupy"))  # another CuPy
     monkeypatch.setattr(cudnn_backend.importlib, "import_module", lambda name: loaded)
     assert tk.backends.cudnn.is_available() is True
     assert tk.backends.cudnn.version() == 8907
@@ -180,7 +181,7 @@ def test_conv_falls_back_to_im2col(
     if case == "disabled":
         tk.backends.cudnn.enabled = False
     elif case == "unavailable":
-        monkeypatch.setattr(cudnn_backend, "_libraries", None)
+        monkeypatch.setattr(cudnn_backend, "_probed", {id(sys.modules["cupy"]): None})
     elif case == "cpu":
         device = "cpu"
     elif case == "asymmetric padding":

@@ -15,6 +15,7 @@ as 2-D ones with a unit height) into cupyx.cudnn's and pass ``benchmark`` as ``a
 from __future__ import annotations
 
 import importlib
+import sys
 from types import ModuleType
 from typing import Any
 
@@ -29,22 +30,22 @@ __all__ = [
 # enabled, benchmark, deterministic, allow_tf32: PyTorch's defaults.
 FLAGS = {"enabled": True, "benchmark": False, "deterministic": False, "allow_tf32": True}
 _CUDNN_DTYPES = frozenset({"float16", "float32", "float64"})
-_libraries: tuple[ModuleType, ModuleType] | bool | None = False  # False: not probed yet
+_probed: dict[int, tuple[ModuleType, ModuleType] | None] = {}  # by id of the cupy module
 
 
 def libraries() -> tuple[ModuleType, ModuleType] | None:
     """(cupyx.cudnn, cupy.cuda.cudnn), or None when either is missing or cuDNN does not load;
-    probed once."""
-    global _libraries
-    if _libraries is False:
+    probed once per CuPy module (a test's stand-in CuPy gets its own answer)."""
+    key = id(sys.modules.get("cupy"))
+    if key not in _probed:
         try:
             high = importlib.import_module("cupyx.cudnn")
             low = importlib.import_module("cupy.cuda.cudnn")
             low.getVersion()
-            _libraries = (high, low)
+            _probed[key] = (high, low)
         except Exception:  # ImportError, a missing libcudnn, no driver, ...
-            _libraries = None
-    return _libraries  # type: ignore[return-value]
+            _probed[key] = None
+    return _probed[key]
 
 
 def is_available() -> bool:
