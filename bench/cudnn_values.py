@@ -1,7 +1,7 @@
 """cuDNN values check (a GPU run of scripts/gpu_check.sh): tensorkit's cuDNN path against its
 im2col / table path on the same GPU and against PyTorch (CUDA when it has it, else CPU), for
 convolution (forward, input and weight gradients; 1-D and 2-D, stride, padding, dilation,
-groups), max and average pooling (forward and gradient) and training-mode batch norm (output,
+groups) and transposed convolution, max and average pooling (forward and gradient) and training-mode batch norm (output,
 input and weight gradients, running variance), in float64 and float32.
 
     python bench/cudnn_values.py      # a markdown table; exit 1 if a row is off
@@ -39,6 +39,13 @@ CASES: dict[str, tuple[tuple, Callable, bool]] = {
     "conv1d s2 p1": (
         ((4, 3, 31), (5, 3, 4), (5,)),
         lambda f, x, w, b: f.conv1d(x, w, b, stride=2, padding=1),
+        True,
+    ),
+    "conv_transpose2d s2 p1 op1 g2": (
+        ((4, 4, 9, 8), (4, 3, 3, 3), (6,)),
+        lambda f, x, w, b: f.conv_transpose2d(
+            x, w, b, stride=2, padding=1, output_padding=1, groups=2
+        ),
         True,
     ),
     "max_pool2d k3 s2 p1": (((4, 6, 15, 14),), lambda f, x: f.max_pool2d(x, 3, 2, 1), False),

@@ -363,7 +363,7 @@ def test_the_gpu_values_script_runs_every_case_on_the_stand_in(
     import cudnn_values
 
     rows = cudnn_values.rows()
-    assert len(rows) == 2 * (3 * 4 + 3 * 2 + 5)
+    assert len(rows) == 2 * (4 * 4 + 3 * 2 + 5)
     assert all(
         vs_im2col <= bound and vs_torch <= bound for _, _, vs_im2col, vs_torch, bound in rows
     )
@@ -372,3 +372,33 @@ def test_the_gpu_values_script_runs_every_case_on_the_stand_in(
         "pooling_backward",
         "batch_normalization_backward",
     } <= set(fake.names())
+
+
+def test_conv_transpose_is_cudnns_backward_data(fake: StandInCudnn) -> None:
+    torch = pytest.importorskip("torch")
+    x, w, b = randn(2, 4, 5, 4), randn(4, 3, 3, 2), randn(6)
+    options = {"stride": 2, "padding": 1, "output_padding": 1, "groups": 2, "dilation": (1, 2)}
+    leaves = [cuda(a) for a in (x, w, b)]
+    y = F.conv_transpose2d(*leaves, **options)
+    assert fake.calls == [
+        (
+            "convolution_backward_data",
+            ((4, 3, 3, 2), (2, 4, 5, 4), None, (2, 6, 10, 8), (1, 1), (2, 2), (1, 2), 2),
+            {"deterministic": False, "auto_tune": False, "tensor_core": "auto"},
+        )
+    ]
+    theirs = [torch.tensor(a, requires_grad=True) for a in (x, w, b)]
+    expected = torch.nn.functional.conv_transpose2d(*theirs, **options)
+    np.testing.assert_allclose(np.asarray(y.detach()._data), expected.detach().numpy(), atol=1e-12)
+    weights = randn(*expected.shape)
+    (y * cuda(weights, False)).sum().backward()
+    (expected * torch.tensor(weights)).sum().backward()
+    assert fake.names()[1:] == ["convolution_forward", "convolution_backward_filter"]
+    for mine, other in zip(leaves, theirs, strict=True):
+        np.testing.assert_allclose(np.asarray(mine.grad._data), other.grad.numpy(), atol=1e-12)
+
+
+def test_cudnn_conv_transpose_gradgradcheck(fake: StandInCudnn) -> None:
+    conv = partial(F.conv_transpose1d, stride=2, padding=1, output_padding=1)
+    check_grads(conv, randn(2, 2, 4), randn(2, 3, 3), randn(3), device="cuda")
+    assert fake.names()[0] == "convolution_backward_data"

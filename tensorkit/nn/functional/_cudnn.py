@@ -1,8 +1,9 @@
 """Convolution, pooling and training-mode batch norm on cuDNN, for tensors on CUDA.
 
-conv.py, pooling.py and normalization.py call :func:`convolution`, :func:`pooling` and
-:func:`batch_norm_training` when ``tensorkit._backend.cudnn`` says so (:func:`conv_ok`,
-:func:`pool_ok`, :func:`batch_norm_ok`); otherwise they keep their im2col / table path.
+conv.py, pooling.py and normalization.py call :func:`convolution` (and
+:func:`transposed_convolution`), :func:`pooling` and :func:`batch_norm_training` when
+``tensorkit._backend.cudnn`` says so (:func:`conv_ok`, :func:`pool_ok`, :func:`batch_norm_ok`);
+otherwise they keep their im2col / table path.
 
 Each op's gradient is itself cuDNN ops, so every order of derivative comes from them:
 convolution's input and weight gradients (``convolution_backward_data`` /
@@ -24,7 +25,7 @@ from ...autograd.grad_mode import no_grad
 from ...ops._apply import SAVE_BOTH, SAVE_INPUTS, OpDef, apply
 from ...tensor import Tensor, wrap
 
-__all__ = ["batch_norm_training", "convolution", "pooling"]
+__all__ = ["batch_norm_training", "convolution", "pooling", "transposed_convolution"]
 
 
 # ------------------------------------------------------------------------ convolution
@@ -106,6 +107,42 @@ def convolution(
         )
         return y.squeeze(2)
     return apply(_CONV, x, weight, pad=pad, stride=stride, dilation=dilation, groups=groups)
+
+
+def transposed_convolution(
+    x: Tensor,
+    weight: Tensor,
+    size: tuple,
+    padding: tuple,
+    stride: tuple,
+    dilation: tuple,
+    groups: int,
+) -> Tensor:
+    """cuDNN transposed convolution of batched ``x`` to spatial ``size``: the input gradient
+    of the convolution it transposes (so its gradients are that op's rule)."""
+    shape = (x.shape[0], weight.shape[1] * groups)
+    if x.ndim == 3:
+        y = apply(
+            _CONV_DATA,
+            x.unsqueeze(2),
+            weight.unsqueeze(2),
+            size=(*shape, 1, *size),
+            pad=(0, *padding),
+            stride=(1, *stride),
+            dilation=(1, *dilation),
+            groups=groups,
+        )
+        return y.squeeze(2)
+    return apply(
+        _CONV_DATA,
+        x,
+        weight,
+        size=(*shape, *size),
+        pad=tuple(padding),
+        stride=stride,
+        dilation=dilation,
+        groups=groups,
+    )
 
 
 # --------------------------------------------------------------------------- pooling

@@ -13,7 +13,8 @@ derivative comes from the same two forwards):
 - ``constant_pad`` pads (or crops, for negative amounts) with a value; its gradient pads or
   crops by the negated amounts.
 
-On CUDA with cuDNN a convolution goes to ``_cudnn.convolution`` instead (see _cudnn.py).
+On CUDA with cuDNN a convolution goes to ``_cudnn.convolution`` instead, and a transposed one
+to ``_cudnn.transposed_convolution`` (see _cudnn.py).
 """
 
 from __future__ import annotations
@@ -570,6 +571,11 @@ def _conv_transpose(
         )
     out_channels = weight.shape[1] * groups
     _check_bias(bias, weight, out_channels, transposed=True)
+    if _cudnn.conv_ok(x, tuple((p, p) for p in padding)):
+        y = _cudnn.transposed_convolution(x, weight, size, padding, stride, dilation, groups)
+        if bias is not None:
+            y = y + bias.reshape(out_channels, *(1,) * dims)
+        return y if batched else y.squeeze(0)
     batch, in_group = x.shape[0], x.shape[1] // groups
     columns = x.movedim(1, 0).reshape(groups, in_group, batch * math.prod(size_in))
     w = weight.reshape(groups, in_group, weight.shape[1] * math.prod(kernel))
