@@ -1,8 +1,9 @@
 """cuDNN values check (a GPU run of scripts/gpu_check.sh): tensorkit's cuDNN path against its
 im2col / table path on the same GPU and against PyTorch (CUDA when it has it, else CPU), for
 convolution (forward, input and weight gradients; 1-D and 2-D, stride, padding, dilation,
-groups) and transposed convolution, max and average pooling (forward and gradient) and training-mode batch norm (output,
-input and weight gradients, running variance), in float64 and float32.
+groups) and transposed convolution, max and average pooling (forward and gradient) and
+training-mode batch norm (output, input and weight gradients, running variance), in float64
+and float32.
 
     python bench/cudnn_values.py      # a markdown table; exit 1 if a row is off
 
