@@ -39,6 +39,8 @@ def cuda(a: np.ndarray, requires_grad: bool = True) -> tk.Tensor:
 # --------------------------------------------------------------------------- flags
 def test_flags_have_pytorchs_defaults_and_types(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(cudnn_backend, "FLAGS", dict(cudnn_backend.FLAGS))
+    monkeypatch.delenv("CUPY_TF32", raising=False)
+    monkeypatch.setattr(precision, "_precision", precision.initial_precision())
     flags = tk.backends.cudnn
     assert (flags.enabled, flags.benchmark, flags.deterministic, flags.allow_tf32) == (
         True,
@@ -115,6 +117,17 @@ def test_matmul_precision_and_allow_tf32_are_one_switch(monkeypatch: pytest.Monk
         RuntimeError, match=r"^set_float32_matmul_precision expects a str, but got NoneType$"
     ):
         tk.set_float32_matmul_precision(None)
+
+
+def test_cupy_tf32_in_the_environment_starts_the_policy_at_high(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.setenv("CUPY_TF32", "1")
+    assert precision.initial_precision() == "high"
+    monkeypatch.setenv("CUPY_TF32", "0")
+    assert precision.initial_precision() == "highest"
+    monkeypatch.delenv("CUPY_TF32")
+    assert precision.initial_precision() == "highest"
 
 
 def test_cupy_gets_the_tf32_policy_on_the_first_cuda_device_and_on_change(

@@ -5,11 +5,13 @@ On CUDA it is CuPy's compute type for float32 GEMMs: ``cupy._core.set_compute_ty
 ``COMPUTE_TYPE_FP32`` for "highest" and ``COMPUTE_TYPE_TF32`` for "high" and "medium" (cuBLAS
 has no bfloat16 mode for float32 inputs; PyTorch's CUDA matmuls also take TF32 for both). It is
 applied when a CUDA device is first made and whenever the policy changes after that; CPU
-matmuls (NumPy) are always full float32.
+matmuls (NumPy) are always full float32. ``CUPY_TF32=1`` in the environment starts the policy
+at "high", so CuPy's own switch keeps working.
 """
 
 from __future__ import annotations
 
+import os
 import sys
 import warnings
 from typing import Any
@@ -19,7 +21,15 @@ import numpy as np
 __all__ = ["apply_to_cupy", "get_float32_matmul_precision", "set_float32_matmul_precision"]
 
 PRECISIONS = ("highest", "high", "medium")
-_precision = "highest"
+
+
+def initial_precision() -> str:
+    """ "highest", or "high" when CuPy's own ``CUPY_TF32=1`` asks for TF32 (honoured, not
+    overridden)."""
+    return "high" if os.environ.get("CUPY_TF32") == "1" else "highest"
+
+
+_precision = initial_precision()
 
 
 def get_float32_matmul_precision() -> str:
