@@ -5,11 +5,13 @@
     python bench/bench_gpu.py --smoke      # tiny sizes on the CPU, both libraries: a run check
 
 Workloads: an MLP training step (SGD) and a small CNN training step (Adam) at batch sizes
-that keep an H200 busy, each library from the same NumPy-made weights and data, float32 (no
-TF32 in either library); then each step inside the library's profiler over the same step
-outside it. Every step is timed between two device synchronizes; numbers are medians. Each
-library runs in its own child process (this script with ``--child LIB``), so the two CUDA
-memory pools never share a GPU at once.
+that keep an H200 busy, each library from the same NumPy-made weights and data, float32, with
+each library's default TF32 policy (PyTorch's, which tensorkit follows: no TF32 in matmuls,
+TF32 allowed in cuDNN convolutions; the facts line says what each ran with); the CNN step again
+in tensorkit with cuDNN off (the im2col path); then each step inside the library's profiler
+over the same step outside it. Every step is timed between two device synchronizes; numbers
+are medians. Each library runs in its own child process (this script with ``--child LIB``), so
+the two CUDA memory pools never share a GPU at once.
 """
 
 from __future__ import annotations
@@ -193,11 +195,16 @@ def library_facts(lib: Any, name: str, device: str) -> dict[str, Any]:
         facts["cuda_runtime"] = cupy.cuda.runtime.runtimeGetVersion()
         facts["CUPY_TF32"] = os.environ.get("CUPY_TF32", "unset")
         facts["float32_matmul"] = float32_compute_type()
+        facts["matmul_tf32"] = lib.backends.cuda.matmul.allow_tf32
+        facts["cudnn"] = lib.backends.cudnn.version()
+        facts["cudnn_tf32"] = lib.backends.cudnn.allow_tf32
         facts["gpu"] = lib.cuda.get_device_name()
     else:
         facts["cuda"] = lib.version.cuda
         facts["gpu"] = lib.cuda.get_device_name()
-        facts["tf32"] = bool(lib.backends.cuda.matmul.allow_tf32)
+        facts["matmul_tf32"] = bool(lib.backends.cuda.matmul.allow_tf32)
+        facts["cudnn"] = lib.backends.cudnn.version()
+        facts["cudnn_tf32"] = bool(lib.backends.cudnn.allow_tf32)
     return facts
 
 
@@ -221,6 +228,13 @@ def child_main(name: str, z: Sizes) -> dict[str, Any]:
             out[key] = bench_workload(lib, name, z, make)
         except Exception as exc:  # keep going: the other workload may still run
             out["errors"][key] = f"{type(exc).__name__}: {exc}"
+    if name == "tensorkit" and z.device == "cuda" and lib.backends.cudnn.is_available():
+        lib.backends.cudnn.enabled = False  # the same CNN step on the im2col path
+        try:
+            out["cnn_im2col"] = bench_workload(lib, name, z, cnn_step_fn)
+        except Exception as exc:
+            out["errors"]["cnn_im2col"] = f"{type(exc).__name__}: {exc}"
+        lib.backends.cudnn.enabled = True
     out["peak_gb"] = peak_memory_gb(lib, name, z.device)
     return out
 
@@ -241,6 +255,7 @@ def probe() -> dict[str, Any]:
 ROWS = (
     ("mlp", "ms", "g1 MLP train step (ms)"),
     ("cnn", "ms", "g2 CNN train step (ms)"),
+    ("cnn_im2col", "ms", "g2b CNN train step, tensorkit with cuDNN off: im2col (ms)"),
     ("mlp", "prof_events", "g3 MLP step in profiler, events (x off)"),
     ("mlp", "prof_synchronized", "g4 MLP step in profiler, synchronized (x off)"),
     ("cnn", "prof_events", "g5 CNN step in profiler, events (x off)"),

@@ -3,8 +3,10 @@
 # path (nothing needs installing but the packages below): the CUDA-marked tests (tk.cuda, the
 # profiler's CUDA events, ...), the profiler and CuPy coverage tests, the op suite on device
 # "cuda", tk.distributed's nccl backend (skipped without mpi4py or libnccl: the distributed
-# and nccl extras), then the GPU benchmark against PyTorch (bench/bench_gpu.py). Each part has a time
-# cap; the whole run stays under 5 minutes. Ends with the markdown to paste into
+# and nccl extras), the cuDNN values check (bench/cudnn_values.py: the cuDNN path against
+# im2col and PyTorch for conv, pooling and batch norm), then the GPU benchmark against PyTorch
+# (bench/bench_gpu.py, with the CNN step also on the im2col path). Each part has a time cap;
+# the whole run stays under 5 minutes. Ends with the markdown to paste into
 # docs/benchmarks.md.
 #
 # Python: the project's environment (.venv/bin/python, which `make run` and `make test`
@@ -66,6 +68,11 @@ run "op suite on cuda" 110 env TENSORKIT_TEST_DEVICE=cuda "$PYTHON" -m pytest -q
 run "nccl backend (a world of one rank per GPU, at most 2)" 60 "$PYTHON" -m pytest -q -p no:cacheprovider \
   -rs tests/distributed/test_nccl.py
 
+echo "== cuDNN values against im2col and PyTorch (bench/cudnn_values.py)"
+timeout 45 "$PYTHON" bench/cudnn_values.py | tee /tmp/gpu_check_cudnn.txt
+cudnn_rc=${PIPESTATUS[0]}
+[ "$cudnn_rc" = 0 ] || status=1
+
 echo "== tk.jit on CUDA: fused ElementwiseKernels against torch.compile (bench/bench_jit.py --gelu-gpu)"
 timeout 60 "$PYTHON" bench/bench_jit.py --gelu-gpu | tee /tmp/gpu_check_jit.txt
 jit_rc=${PIPESTATUS[0]}
@@ -79,5 +86,5 @@ bench_rc=${PIPESTATUS[0]}
 echo
 echo "== for docs/benchmarks.md (GPU check table row, then the benchmark above)"
 joined=$(printf '%s; ' "${summaries[@]}")
-echo "| $(date -u +%F) | ${gpu:-?} | ${joined}bench_jit.py --gelu-gpu exit ${jit_rc}; bench_gpu.py exit ${bench_rc} |"
+echo "| $(date -u +%F) | ${gpu:-?} | ${joined}cudnn_values.py exit ${cudnn_rc}; bench_jit.py --gelu-gpu exit ${jit_rc}; bench_gpu.py exit ${bench_rc} |"
 exit $status

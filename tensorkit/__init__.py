@@ -12,6 +12,7 @@ import warnings as _warnings
 from . import _state, autograd, cuda, serialization
 from ._backend import device
 from ._backend.host_allocator import keep_large_buffers as _keep_large_buffers
+from ._backend.precision import get_float32_matmul_precision, set_float32_matmul_precision
 from ._backend.threads import get_num_threads, set_num_threads
 from ._dtype import (
     bool_ as bool,  # noqa: A004
@@ -223,6 +224,7 @@ _LAZY_SUBMODULES = (
     "distributed",
     "jit",
     "onnx",
+    "backends",
 )
 
 

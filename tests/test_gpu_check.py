@@ -67,6 +67,10 @@ def test_uses_the_projects_venv_for_every_step(tmp_path: Path) -> None:
     calls = log.read_text().splitlines()
     assert sum(" -m pytest " in call for call in calls) == 4
     assert any("bench/bench_gpu.py --markdown" in call for call in calls)
+    values = [i for i, call in enumerate(calls) if call.endswith("bench/cudnn_values.py ")]
+    bench = [i for i, call in enumerate(calls) if "bench/bench_gpu.py" in call]
+    assert len(values) == 1 and values[0] < bench[0]  # the values check, before the benchmark
+    assert "cudnn_values.py exit 0; " in result.stdout.splitlines()[-1]  # the table row
     assert all(call.startswith(".venv/bin/python ") for call in calls)
     assert not (tmp_path / "python3.log").exists()
 

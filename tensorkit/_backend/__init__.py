@@ -13,6 +13,8 @@ from typing import Any, ClassVar
 
 import numpy as np
 
+from . import precision
+
 __all__ = [
     "as_device",
     "cpu",
@@ -69,6 +71,8 @@ class device:  # noqa: N801 - the name PyTorch users know
             interned._name = kind if index is None else f"{kind}:{index}"
             # The array module: numpy, or cupy (imported when a CUDA device is first named).
             interned.xp = np if kind == "cpu" else cupy_module()
+            if kind == "cuda":  # the first CUDA device: CuPy's matmuls follow the TF32 policy
+                precision.apply_to_cupy(interned.xp)
             interned.array_type = interned.xp.ndarray
             cls._interned[key] = interned
         return interned

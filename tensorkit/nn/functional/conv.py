@@ -12,6 +12,9 @@ derivative comes from the same two forwards):
   interpolation are all such tables. Its gradient is the same op with the transposed table.
 - ``constant_pad`` pads (or crops, for negative amounts) with a value; its gradient pads or
   crops by the negated amounts.
+
+On CUDA with cuDNN a convolution goes to ``_cudnn.convolution`` instead, and a transposed one
+to ``_cudnn.transposed_convolution`` (see _cudnn.py).
 """
 
 from __future__ import annotations
@@ -26,6 +29,7 @@ from ..._ranges import composite
 from ...ops._apply import COMMON, OpDef, apply
 from ...ops.matmul import matmul
 from ...tensor import Tensor
+from . import _cudnn
 
 __all__ = [
     "conv1d",
@@ -453,6 +457,11 @@ def _conv(
     pads = _conv_padding(padding, kernel, stride, dilation)
     _check_bias(bias, weight, weight.shape[0], transposed=False)
     _check_kernel_fits(x, kernel, pads, dilation)
+    if _cudnn.conv_ok(x, pads):
+        y = _cudnn.convolution(x, weight, pads, stride, dilation, groups)
+        if bias is not None:
+            y = y + bias.reshape(weight.shape[0], *(1,) * dims)
+        return y if batched else y.squeeze(0)
     cols = im2col(x, kernel, stride, pads, dilation)
     out_size = tuple(cols.shape[-dims:])
     batch, out_channels = x.shape[0], weight.shape[0]
@@ -562,6 +571,11 @@ def _conv_transpose(
         )
     out_channels = weight.shape[1] * groups
     _check_bias(bias, weight, out_channels, transposed=True)
+    if _cudnn.conv_ok(x, tuple((p, p) for p in padding)):
+        y = _cudnn.transposed_convolution(x, weight, size, padding, stride, dilation, groups)
+        if bias is not None:
+            y = y + bias.reshape(out_channels, *(1,) * dims)
+        return y if batched else y.squeeze(0)
     batch, in_group = x.shape[0], x.shape[1] // groups
     columns = x.movedim(1, 0).reshape(groups, in_group, batch * math.prod(size_in))
     w = weight.reshape(groups, in_group, weight.shape[1] * math.prod(kernel))

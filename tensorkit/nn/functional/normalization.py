@@ -1,7 +1,9 @@
 """Normalization: batch, layer, group, instance and RMS norm, and ``normalize``.
 
 Statistics use the biased variance; running variances are updated with the unbiased one, as
-in PyTorch. Running statistics are updated in place, outside the graph.
+in PyTorch. Running statistics are updated in place, outside the graph. On CUDA with cuDNN,
+training-mode batch norm goes to ``_cudnn.batch_norm_training`` (forward, statistics and
+backward).
 """
 
 from __future__ import annotations
@@ -17,6 +19,7 @@ from ..._ranges import composite
 from ...autograd.grad_mode import no_grad
 from ...ops._apply import SAVE_OUTPUT, OpDef, apply, same_real_float
 from ...tensor import Tensor
+from . import _cudnn
 from .conv import pad
 
 __all__ = [
@@ -82,6 +85,10 @@ def batch_norm(
             raise ValueError(
                 "Expected more than 1 value per channel when training, got input size "
                 f"{input.shape}"
+            )
+        if _cudnn.batch_norm_ok(input, (running_mean, running_var), weight, eps):
+            return _cudnn.batch_norm_training(
+                input, running_mean, running_var, weight, bias, momentum, eps
             )
         dims = (0, *range(2, input.ndim))
         mean = input.mean(dims, keepdim=True)

@@ -6,6 +6,8 @@ so nothing larger than the output is built and the gradient is the transposed ta
 pooling finds each window's argmax with one vectorized pass per kernel offset (the first
 maximum on ties, the last NaN, as PyTorch) and reads the values through the flat argmax;
 the gradient is written back there (plain assignment when no two windows share a position).
+On CUDA with cuDNN, max and average pooling without dilation or ceil mode (and without
+returned indices or a divisor override) go to ``_cudnn.pooling`` instead.
 """
 
 from __future__ import annotations
@@ -20,6 +22,7 @@ from ..._dtype import no_kernel, reject_complex
 from ..._ranges import composite
 from ...ops._apply import SAVE_INPUTS, OpDef, apply
 from ...tensor import Tensor
+from . import _cudnn
 from .conv import ntuple, resample
 
 __all__ = [
@@ -386,6 +389,23 @@ def _max_over_windows(
     return (values, indices) if return_indices else values
 
 
+def read_at_window_max(
+    x: Tensor, values: Tensor, kernel: tuple, stride: tuple, pad: tuple
+) -> Tensor:
+    """``values`` (x's shape) read at the maximum of each pooling window of batched ``x``
+    (no dilation, floor mode): the gradient of cuDNN's max pooling backward."""
+    xp = x.device.xp
+    out = [
+        _pool_size(n, k, s, p, 1, False)
+        for n, k, s, p in zip(x.shape[2:], kernel, stride, pad, strict=True)
+    ]
+    tables = list(
+        map(_window_table, (xp,) * len(out), x.shape[2:], out, kernel, stride, pad, (1,) * len(out))
+    )
+    indices = apply(_WINDOW_ARGMAX, x.detach(), tables=tuple(tables))
+    return apply(_WINDOW_MAX, values, indices, disjoint=_disjoint(xp, tables))
+
+
 def _max_pool(
     input: Tensor, options: tuple, ceil_mode: bool, return_indices: bool, dims: int
 ) -> Tensor | tuple[Tensor, Tensor]:
@@ -395,6 +415,8 @@ def _max_pool(
         _check_lengths(options, name)
     x, batched = _pool_input(input, dims, name)
     kernel, stride, padding, dilation, out = _pool_options(x, *options, ceil_mode, dims)
+    if not return_indices and _cudnn.pool_ok(x, dilation, ceil_mode):
+        return _unbatch(_cudnn.pooling(x, kernel, stride, padding, out, "max"), batched)
     xp = x.device.xp
     tables = list(
         map(_window_table, (xp,) * dims, x.shape[2:], out, kernel, stride, padding, dilation)
@@ -552,6 +574,9 @@ def _avg_pool(
     kernel, stride, padding, _, out = _pool_options(x, *options, 1, ceil_mode, dims, dims == 3)
     if divisor_override is not None and divisor_override == 0:
         raise RuntimeError("divisor must be not zero")
+    if divisor_override is None and _cudnn.pool_ok(x, (1,) * dims, ceil_mode):
+        kind = "avg_include_pad" if count_include_pad else "avg_exclude_pad"
+        return _unbatch(_cudnn.pooling(x, kernel, stride, padding, out, kind), batched)
     xp = x.device.xp
     for axis in _spatial_axes(x):
         i = axis - 2
