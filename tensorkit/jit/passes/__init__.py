@@ -1,6 +1,7 @@
 """Passes over the IR, each one function with one job, run in this order by ``optimize``:
 dead-code elimination, common-subexpression elimination, view simplification, constant
-folding, elementwise fusion (unless ``tk.jit.config.fuse_elementwise`` is off); memory
+folding, elementwise fusion and rematerialization (unless ``tk.jit.config.fuse_elementwise``
+is off); memory
 planning happens while lowering (``memory.last_uses``)."""
 
 from __future__ import annotations
@@ -11,6 +12,7 @@ from .constant_fold import fold_constants
 from .cse import eliminate_common_subexpressions
 from .dce import eliminate_dead_code
 from .fuse import fuse_elementwise
+from .remat import rematerialize
 from .views import simplify_views
 
 __all__ = ["optimize"]
@@ -24,4 +26,6 @@ def optimize(graph: Graph) -> Graph:
     graph = simplify_views(graph)
     graph = fold_constants(graph)
     graph = eliminate_dead_code(graph)
-    return fuse_elementwise(graph) if config.fuse_elementwise else graph
+    if not config.fuse_elementwise:
+        return graph
+    return rematerialize(fuse_elementwise(graph))
