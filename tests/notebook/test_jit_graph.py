@@ -1,8 +1,8 @@
 """The graph view of tk.jit graphs (notebook/jit_graph.py): the IR as the graph widget's model
 (module groups, placeholders, the backward band, fused groups holding their member ops and
 the kernel source, guards and graph breaks) and the widget that shows it. Fused nodes are
-made here by hand (with the pass off), as the fusion pass makes them: ``Node(kind="fused", args=external Refs,
-outputs=values, members=the original nodes, source=...)``."""
+made here by hand (with the pass off), as the fusion pass makes them: ``Node(kind="fused",
+args=external Refs, outputs=values, members=the original nodes, source=...)``."""
 
 from __future__ import annotations
 
@@ -16,6 +16,7 @@ from tensorkit import _notebook_hooks
 from tensorkit.jit.ir import Graph, Node, Ref
 from tensorkit.notebook import recording_schema
 from tensorkit.notebook.jit_graph import build_jit_graph
+
 
 @pytest.fixture(autouse=True)
 def _no_fusion_pass(monkeypatch: pytest.MonkeyPatch) -> None:
