@@ -34,6 +34,7 @@ import os
 import sys
 import warnings
 from collections.abc import Callable
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -476,8 +477,6 @@ def _block_plan(node: Node) -> tuple[Any, list[int]]:
 def _renamed(member: Node, renamed: dict[int, int]) -> Node:
     if not renamed:
         return member
-    from dataclasses import replace
-
     args = tuple(Ref(renamed.get(a.id, a.id)) if type(a) is Ref else a for a in member.args)
     attrs = {
         k: Ref(renamed.get(v.id, v.id)) if type(v) is Ref else v for k, v in member.attrs.items()
