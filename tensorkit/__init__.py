@@ -223,6 +223,7 @@ _LAZY_SUBMODULES = (
     "distributed",
     "jit",
     "onnx",
+    "library",
 )
 
 
