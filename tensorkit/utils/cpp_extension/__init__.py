@@ -279,7 +279,8 @@ def ffibuilder(
     builder.cdef(f"{declarations}\nstatic const char *const {_SPEC_SYMBOL};")
     builder.set_source(
         module_name,
-        f'{declarations}\nstatic const char *const {_SPEC_SYMBOL} = "{spec}";',
+        f"#include <stdbool.h>\n#include <stdint.h>\n{declarations}\n"
+        f'static const char *const {_SPEC_SYMBOL} = "{spec}";',
         sources=[os.fspath(s) for s in sources],
         extra_compile_args=list(extra_compile_args),
         include_dirs=list(include_dirs),
