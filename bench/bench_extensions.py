@@ -112,10 +112,8 @@ def child_main(name: str, s: Settings, seed: int) -> None:
         for backward in (False, True):
             phase = "fwdbwd" if backward else "fwd"
             for column, silu in variants(name).items():
-                jobs[f"{column}_{phase}_{size}"] = (
-                    lambda silu=silu, x=x, g=g, backward=backward: median(
-                        time_calls(tensor_fn(lib, silu, x, g, backward), s.repeats, s.warmup)
-                    )
+                jobs[f"{column}_{phase}_{size}"] = lambda silu=silu, x=x, g=g, backward=backward: (
+                    median(time_calls(tensor_fn(lib, silu, x, g, backward), s.repeats, s.warmup))
                 )
             if name == "tensorkit":
                 jobs[f"numpy_{phase}_{size}"] = lambda x=x, g=g, backward=backward: median(
@@ -149,7 +147,9 @@ def collect(names: list[str], s: Settings, args: argparse.Namespace) -> dict[str
     for r in range(s.rounds):
         for name in names:
             print(f"  {name} (round {r + 1}/{s.rounds}) ...", file=sys.stderr, flush=True)
-            flags = ["--child", name, "--seed", str(args.seed)] + (["--quick"] if args.quick else [])
+            flags = ["--child", name, "--seed", str(args.seed)] + (
+                ["--quick"] if args.quick else []
+            )
             try:
                 part = run_child([SCRIPT, *flags])
             except Exception as exc:

@@ -77,6 +77,8 @@ extern "C" __global__ void silu_backward_f64(
 }
 """
 
+# Vectorized exp (glibc's vector math) for this machine's CPU: about 4x the plain -O3 loop.
+C_FLAGS = ["-ffast-math", "-march=native"]
 _SUFFIX = {"float32": "f32", "float64": "f64"}
 FUNCTIONS = [f"silu_{way}_{s}" for way in ("forward", "backward") for s in _SUFFIX.values()]
 
@@ -85,8 +87,12 @@ FUNCTIONS = [f"silu_{way}_{s}" for way in ("forward", "backward") for s in _SUFF
 def kernels(device_type: str) -> Any:
     """The compiled kernels for CPU tensors ("cpu") or CUDA tensors ("cuda")."""
     if device_type == "cuda":
-        return cpp_extension.load_inline("fused_silu_cuda", cuda_sources=CUDA_SOURCE, functions=FUNCTIONS)
-    return cpp_extension.load_inline("fused_silu", C_SOURCE, functions=FUNCTIONS)
+        return cpp_extension.load_inline(
+            "fused_silu_cuda", cuda_sources=CUDA_SOURCE, functions=FUNCTIONS
+        )
+    return cpp_extension.load_inline(
+        "fused_silu", C_SOURCE, functions=FUNCTIONS, extra_cflags=C_FLAGS
+    )
 
 
 def _kernel(way: str, x: Tensor) -> Any:
@@ -180,7 +186,10 @@ def main() -> None:
     fused, _ = train(silu)
     reference, _ = train(tk.nn.functional.silu)
     for step in (0, 50, 100, 199):
-        print(f"step {step:3d}: loss {fused[step]:.5f} (examples::silu), {reference[step]:.5f} (F.silu)")
+        print(
+            f"step {step:3d}: loss {fused[step]:.5f} (examples::silu), "
+            f"{reference[step]:.5f} (F.silu)"
+        )
 
 
 if __name__ == "__main__":

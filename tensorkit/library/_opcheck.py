@@ -40,7 +40,7 @@ class OpCheckError(Exception):
     """A check of ``opcheck`` failed (the message names the op and the check)."""
 
 
-class _Skip(Exception):
+class _Skip(Exception):  # noqa: N818 - a check's outcome, not an error
     pass
 
 
@@ -70,7 +70,7 @@ def opcheck(
         except _Skip as skip:
             results[name] = f"SKIPPED ({skip})"
             continue
-        except Exception as error:  # noqa: BLE001 - a check's failure is its result
+        except Exception as error:
             failure = OpCheckError(f"opcheck({op.qualname}): {name} failed: {error}")
             if raise_exception:
                 raise failure from error
@@ -100,7 +100,9 @@ def _outputs(op: CustomOpDef, result: Any) -> tuple:
 def _test_schema(op: CustomOpDef, args: tuple, kwargs: dict, atol: Any, rtol: Any) -> None:
     arguments = _copied(op, args, kwargs)
     before = {
-        name: np.array(_host(value)) for name, value in arguments.items() if isinstance(value, Tensor)
+        name: np.array(_host(value))
+        for name, value in arguments.items()
+        if isinstance(value, Tensor)
     }
     from ..autograd.grad_mode import no_grad
 

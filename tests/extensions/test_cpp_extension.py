@@ -3,7 +3,6 @@ errors for bad arguments, bad sources and a missing compiler."""
 
 from __future__ import annotations
 
-import os
 import re
 from pathlib import Path
 
@@ -78,7 +77,9 @@ def test_the_default_cache_is_per_user(monkeypatch: pytest.MonkeyPatch, tmp_path
 
 def test_load_compiles_files_and_cpp_needs_extern_c(tmp_path: Path) -> None:
     c_file = tmp_path / "scale.c"
-    c_file.write_text("void scale(long n, double k, double x[n]) { for (long i = 0; i < n; i++) x[i] *= k; }\n")
+    c_file.write_text(
+        "void scale(long n, double k, double x[n]) { for (long i = 0; i < n; i++) x[i] *= k; }\n"
+    )
     cpp_file = tmp_path / "shift.cpp"
     cpp_file.write_text(
         '#include <cstdint>\nextern "C" void shift(int64_t n, double *x) {\n'
@@ -90,29 +91,50 @@ def test_load_compiles_files_and_cpp_needs_extern_c(tmp_path: Path) -> None:
     np.testing.assert_array_equal(x.numpy(), [3.0, 6.0])
     assert module.scale.__doc__ == "Scale x by k."
     with pytest.raises(AttributeError):
-        module.shift  # noqa: B018 - not listed, not bound
+        module.shift
     inline = cpp_extension.load_inline("cpp_inline", cpp_file.read_text(), functions="shift")
     inline.shift(2, x)
     np.testing.assert_array_equal(x.numpy(), [4.0, 7.0])
-    with pytest.raises(FileNotFoundError, match=r"load\('missing'\): source file '.*nope\.c' does not exist"):
+    with pytest.raises(
+        FileNotFoundError, match=r"load\('missing'\): source file '.*nope\.c' does not exist"
+    ):
         cpp_extension.load("missing", [tmp_path / "nope.c"], functions="f")
 
 
 # ---------------------------------------------------------------------- bad arguments
 def test_a_wrong_dtype_names_the_argument(ext) -> None:
-    with pytest.raises(TypeError, match=re.escape("axpy(): argument 'y' (position 5) must have dtype float32 (C type float), got float64")):
+    with pytest.raises(
+        TypeError,
+        match=re.escape(
+            "axpy(): argument 'y' (position 5) must have dtype float32 (C type float), got float64"
+        ),
+    ):
         ext.axpy(2, 2, 1.0, tk.ones(2, 2), tk.ones(2, 2, dtype=tk.float64), tk.empty(2, 2))
 
 
 def test_a_wrong_shape_names_the_argument_and_the_sizes(ext) -> None:
-    with pytest.raises(ValueError, match=re.escape("axpy(): argument 'out' (position 6) must have shape out[n][m] (n=2, m=2), got [2, 3]")):
+    with pytest.raises(
+        ValueError,
+        match=re.escape(
+            "axpy(): argument 'out' (position 6) must have shape out[n][m] (n=2, m=2), got [2, 3]"
+        ),
+    ):
         ext.axpy(2, 2, 1.0, tk.ones(2, 2), tk.ones(2, 2), tk.empty(2, 3))
-    with pytest.raises(ValueError, match=re.escape("argument 'x' (position 4) must have shape x[n][m] (n=2, m=2), got [4]")):
+    with pytest.raises(
+        ValueError,
+        match=re.escape("argument 'x' (position 4) must have shape x[n][m] (n=2, m=2), got [4]"),
+    ):
         ext.axpy(2, 2, 1.0, tk.ones(4), tk.ones(2, 2), tk.empty(2, 2))
 
 
 def test_a_non_contiguous_tensor_names_the_argument(ext) -> None:
-    with pytest.raises(ValueError, match=re.escape("axpy(): argument 'x' (position 4) must be contiguous, got a tensor of shape [2, 2] with strides (1, 2) (call .contiguous() first)")):
+    with pytest.raises(
+        ValueError,
+        match=re.escape(
+            "axpy(): argument 'x' (position 4) must be contiguous, got a tensor of shape [2, 2] "
+            "with strides (1, 2) (call .contiguous() first)"
+        ),
+    ):
         ext.axpy(2, 2, 1.0, tk.ones(2, 2).t(), tk.ones(2, 2), tk.empty(2, 2))
 
 
@@ -121,21 +143,46 @@ def test_a_cuda_tensor_names_the_argument(ext, monkeypatch: pytest.MonkeyPatch) 
 
     install(monkeypatch, numpy_backed=True)
     on_gpu = tk.ones(2, 2, device="cuda")
-    with pytest.raises(RuntimeError, match=re.escape("axpy(): argument 'y' (position 5) must be a cpu tensor, got a tensor on cuda:0 (functions from cpp_sources take CPU tensors")):
+    with pytest.raises(
+        RuntimeError,
+        match=re.escape(
+            "axpy(): argument 'y' (position 5) must be a cpu tensor, got a tensor on cuda:0 "
+            "(functions from cpp_sources take CPU tensors"
+        ),
+    ):
         ext.axpy(2, 2, 1.0, tk.ones(2, 2), on_gpu, tk.empty(2, 2))
 
 
 def test_numbers_arity_and_written_leaves_are_checked(ext) -> None:
     x = tk.ones(2, 2)
-    with pytest.raises(TypeError, match=re.escape("axpy() takes 6 arguments (n, m, a, x, y, out) but 5 were given")):
+    with pytest.raises(
+        TypeError, match=re.escape("axpy() takes 6 arguments (n, m, a, x, y, out) but 5 were given")
+    ):
         ext.axpy(2, 2, 1.0, x, x)
-    with pytest.raises(TypeError, match=re.escape("argument 'n' (position 1) must be an int (int64_t n), got float")):
+    with pytest.raises(
+        TypeError,
+        match=re.escape("argument 'n' (position 1) must be an int (int64_t n), got float"),
+    ):
         ext.axpy(2.0, 2, 1.0, x, x, tk.empty(2, 2))
-    with pytest.raises(TypeError, match=re.escape("argument 'x' (position 4) must be a Tensor (const float *x), got ndarray")):
+    with pytest.raises(
+        TypeError,
+        match=re.escape("argument 'x' (position 4) must be a Tensor (const float *x), got ndarray"),
+    ):
         ext.axpy(2, 2, 1.0, np.ones((2, 2), np.float32), x, tk.empty(2, 2))
-    with pytest.raises(OverflowError, match=re.escape("argument 'n' (position 1) = 9223372036854775808 does not fit the C type int64_t")):
+    with pytest.raises(
+        OverflowError,
+        match=re.escape(
+            "argument 'n' (position 1) = 9223372036854775808 does not fit the C type int64_t"
+        ),
+    ):
         ext.axpy(2**63, 2, 1.0, x, x, tk.empty(2, 2))
-    with pytest.raises(RuntimeError, match=r"argument 'out' \(position 6\) is written by the function .* a leaf tensor that requires grad"):
+    with pytest.raises(
+        RuntimeError,
+        match=(
+            r"argument 'out' \(position 6\) is written by the function .* a leaf tensor that "
+            r"requires grad"
+        ),
+    ):
         ext.axpy(2, 2, 1.0, x, x, tk.empty(2, 2, requires_grad=True))
 
 
@@ -151,13 +198,23 @@ def test_a_source_that_does_not_compile_shows_the_compilers_messages(build_root:
     assert not list(build_root.glob("broken_*/*.so"))
 
 
-def test_a_missing_compiler_says_which_and_how_to_install_one(monkeypatch: pytest.MonkeyPatch) -> None:
+def test_a_missing_compiler_says_which_and_how_to_install_one(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
     monkeypatch.setenv("CC", "tk-no-such-cc")
-    with pytest.raises(CompilerNotFoundError, match=re.escape("tk.utils.cpp_extension: the C compiler 'tk-no-such-cc' ($CC) was not found: install a C/C++ compiler (Debian/Ubuntu: sudo apt-get install build-essential;")) as info:
+    with pytest.raises(
+        CompilerNotFoundError,
+        match=re.escape(
+            "tk.utils.cpp_extension: the C compiler 'tk-no-such-cc' ($CC) was not found: install "
+            "a C/C++ compiler (Debian/Ubuntu: sudo apt-get install build-essential;"
+        ),
+    ) as info:
         cpp_extension.load_inline("no_cc", "void f(int n) {}", functions="f")
     assert "or set CC to the compiler's path" in str(info.value)
     monkeypatch.setenv("CXX", "tk-no-such-cxx")
-    with pytest.raises(CompilerNotFoundError, match=r"the C\+\+ compiler 'tk-no-such-cxx' \(\$CXX\)"):
+    with pytest.raises(
+        CompilerNotFoundError, match=r"the C\+\+ compiler 'tk-no-such-cxx' \(\$CXX\)"
+    ):
         cpp_extension.load_inline("no_cxx", 'extern "C" void f(int n) {}', functions="f")
 
 
@@ -166,9 +223,15 @@ def test_a_missing_compiler_says_which_and_how_to_install_one(monkeypatch: pytes
     [
         ("void f(int n) {}", "function 'g' is not defined in the sources (main.c)"),
         ("void g(float **x) {}", "parameter 'x' ('float **x') is a pointer to pointers"),
-        ("void g(struct s x) {}", "main.c:1: function g, parameter 'x': unsupported C type 'struct s'"),
+        (
+            "void g(struct s x) {}",
+            "main.c:1: function g, parameter 'x': unsupported C type 'struct s'",
+        ),
         ("float *g(int n) { return 0; }", "a function returning a pointer cannot be bound"),
-        ("void g(const float x[k]) {}", "the size 'k' of parameter 'x' must be an integer parameter's name"),
+        (
+            "void g(const float x[k]) {}",
+            "the size 'k' of parameter 'x' must be an integer parameter's name",
+        ),
     ],
 )
 def test_functions_that_cannot_be_bound_are_reported(source: str, message: str) -> None:
@@ -178,7 +241,15 @@ def test_functions_that_cannot_be_bound_are_reported(source: str, message: str) 
 
 def test_cuda_sources_without_a_gpu_are_a_clear_error(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(tk.cuda, "is_available", lambda: False)
-    with pytest.raises(RuntimeError, match=re.escape("extension 'k': cuda_sources need a CUDA GPU and CuPy, but no CUDA device is available (tk.cuda.is_available() is False)")):
-        cpp_extension.load_inline("k", cuda_sources='extern "C" __global__ void k(float *x) {}', functions=["k"])
+    with pytest.raises(
+        RuntimeError,
+        match=re.escape(
+            "extension 'k': cuda_sources need a CUDA GPU and CuPy, but no CUDA device is "
+            "available (tk.cuda.is_available() is False)"
+        ),
+    ):
+        cpp_extension.load_inline(
+            "k", cuda_sources='extern "C" __global__ void k(float *x) {}', functions=["k"]
+        )
     with pytest.raises(ValueError, match=r"with_cuda=False, but cuda_sources were given"):
         cpp_extension.load_inline("k", cuda_sources="x", functions=["k"], with_cuda=False)

@@ -7,6 +7,7 @@ from __future__ import annotations
 import re
 import types
 from pathlib import Path
+from typing import ClassVar
 
 import numpy as np
 import pytest
@@ -24,7 +25,7 @@ extern "C" __global__ void scale(long long n, float k, const float* x, float* ou
 """
 
 
-class CompileException(Exception):
+class CompileException(Exception):  # noqa: N818 - CuPy's name
     pass
 
 
@@ -32,8 +33,8 @@ class StandInRawModule:
     """``cupy.RawModule``: ``compile`` fails on sources containing "#error"; each kernel
     runs ``KERNELS[name]`` on the arrays and records its launch."""
 
-    KERNELS: dict = {}
-    made: list = []
+    KERNELS: ClassVar[dict] = {}
+    made: ClassVar[list] = []
 
     def __init__(self, code: str, options: tuple = ()) -> None:
         self.code = code
@@ -89,8 +90,12 @@ def test_a_kernel_is_launched_on_cuda_tensors(gpu, monkeypatch: pytest.MonkeyPat
     assert type(args[0]) is np.int64 and type(args[1]) is np.float32
     module.scale(600, 1.0, x, out, grid=5, block=(128,))
     assert raw.launches[1][1:3] == ((5,), (128,))
-    again = cpp_extension.load_inline("scale_ext", cuda_sources=SCALE, functions=["scale"], extra_cuda_cflags=["-use_fast_math"])
-    assert len(StandInRawModule.made) == 1 and again.scale is not module.scale  # one module per hash
+    again = cpp_extension.load_inline(
+        "scale_ext", cuda_sources=SCALE, functions=["scale"], extra_cuda_cflags=["-use_fast_math"]
+    )
+    assert (
+        len(StandInRawModule.made) == 1 and again.scale is not module.scale
+    )  # one module per hash
     (folder,) = (Path(tk.utils.cpp_extension.build_root())).iterdir()
     assert (folder / "kernels.cu").read_text() == SCALE
 
@@ -98,17 +103,42 @@ def test_a_kernel_is_launched_on_cuda_tensors(gpu, monkeypatch: pytest.MonkeyPat
 def test_kernel_arguments_are_checked(gpu, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setitem(StandInRawModule.KERNELS, "scale", _scale)
     module = cpp_extension.load_inline("scale_ext", cuda_sources=SCALE, functions="scale")
-    with pytest.raises(RuntimeError, match=re.escape("scale(): argument 'x' (position 3) must be a cuda tensor, got a tensor on cpu (kernels from cuda_sources take CUDA tensors")):
+    with pytest.raises(
+        RuntimeError,
+        match=re.escape(
+            "scale(): argument 'x' (position 3) must be a cuda tensor, got a tensor on cpu "
+            "(kernels from cuda_sources take CUDA tensors"
+        ),
+    ):
         module.scale(2, 1.0, tk.ones(2), tk.empty(2, device="cuda"))
-    with pytest.raises(TypeError, match=re.escape("scale(): argument 'out' (position 4) must have dtype float32 (C type float), got float64")):
-        module.scale(2, 1.0, tk.ones(2, device="cuda"), tk.empty(2, dtype=tk.float64, device="cuda"))
+    with pytest.raises(
+        TypeError,
+        match=re.escape(
+            "scale(): argument 'out' (position 4) must have dtype float32 (C type float), got "
+            "float64"
+        ),
+    ):
+        module.scale(
+            2, 1.0, tk.ones(2, device="cuda"), tk.empty(2, dtype=tk.float64, device="cuda")
+        )
 
 
 def test_kernels_must_be_extern_c_and_compile_errors_name_the_file(gpu) -> None:
-    with pytest.raises(PrototypeError, match=re.escape("CUDA kernel 'k' must be declared extern \"C\" __global__")):
-        cpp_extension.load_inline("plain", cuda_sources="__global__ void k(float *x) {}", functions=["k"])
+    with pytest.raises(
+        PrototypeError, match=re.escape("CUDA kernel 'k' must be declared extern \"C\" __global__")
+    ):
+        cpp_extension.load_inline(
+            "plain", cuda_sources="__global__ void k(float *x) {}", functions=["k"]
+        )
     broken = 'extern "C" __global__ void k(float *x) {}\n#error\n'
-    with pytest.raises(BuildError, match=r"Error building extension 'broken' \(cuda_sources .*broken_[0-9a-f]{16}/kernels\.cu\):\n.*broken_[0-9a-f]{16}/kernels\.cu\(2\): error: stop here"):
+    with pytest.raises(
+        BuildError,
+        match=(
+            r"Error building extension 'broken' \(cuda_sources "
+            r".*broken_[0-9a-f]{16}/kernels\.cu\):\n.*broken_[0-9a-f]{16}/kernels\.cu\(2\): "
+            r"error: stop here"
+        ),
+    ):
         cpp_extension.load_inline("broken", cuda_sources=broken, functions=["k"])
 
 
@@ -120,10 +150,16 @@ def _numpy_silu_kernels() -> dict:
         s = 1 / (1 + np.exp(-x[:n]))
         out[:n] = grad[:n] * s * (1 + x[:n] * (1 - s))
 
-    return {f"silu_{way}_{s}": f for way, f in (("forward", forward), ("backward", backward)) for s in ("f32", "f64")}
+    return {
+        f"silu_{way}_{s}": f
+        for way, f in (("forward", forward), ("backward", backward))
+        for s in ("f32", "f64")
+    }
 
 
-def test_the_example_op_runs_its_cuda_kernels_on_cuda_tensors(gpu, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_the_example_op_runs_its_cuda_kernels_on_cuda_tensors(
+    gpu, monkeypatch: pytest.MonkeyPatch
+) -> None:
     for name, kernel in _numpy_silu_kernels().items():
         monkeypatch.setitem(StandInRawModule.KERNELS, name, kernel)
     x = tk.randn(4, 5, dtype=tk.float64)

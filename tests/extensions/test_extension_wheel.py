@@ -70,11 +70,29 @@ def test_a_wheel_is_built_offline_and_its_functions_take_tensors(tmp_path: Path)
     for name, text in FILES.items():
         (project / name).parent.mkdir(parents=True, exist_ok=True)
         (project / name).write_text(text)
-    env = {**os.environ, "PYTHONPATH": str(ROOT), "PIP_NO_INDEX": "1", "PIP_DISABLE_PIP_VERSION_CHECK": "1"}
+    env = {
+        **os.environ,
+        "PYTHONPATH": str(ROOT),
+        "PIP_NO_INDEX": "1",
+        "PIP_DISABLE_PIP_VERSION_CHECK": "1",
+    }
     subprocess.run(
-        [sys.executable, "-m", "pip", "wheel", "--no-deps", "--no-build-isolation", "-w",
-         str(tmp_path / "dist"), str(project)],
-        check=True, capture_output=True, text=True, env=env, timeout=300,
+        [
+            sys.executable,
+            "-m",
+            "pip",
+            "wheel",
+            "--no-deps",
+            "--no-build-isolation",
+            "-w",
+            str(tmp_path / "dist"),
+            str(project),
+        ],
+        check=True,
+        capture_output=True,
+        text=True,
+        env=env,
+        timeout=300,
     )
     (wheel,) = (tmp_path / "dist").glob("tk_double-0.1.0-*.whl")
     site = tmp_path / "site"
@@ -84,8 +102,13 @@ def test_a_wheel_is_built_offline_and_its_functions_take_tensors(tmp_path: Path)
     assert any(n.startswith("tk_double/_kernels") and n.endswith(".so") for n in names)
     env["PYTHONPATH"] = f"{site}{os.pathsep}{ROOT}"
     result = subprocess.run(
-        [sys.executable, "-c", USE], cwd=tmp_path, check=True, capture_output=True, text=True,
-        env=env, timeout=120,
+        [sys.executable, "-c", USE],
+        cwd=tmp_path,
+        check=True,
+        capture_output=True,
+        text=True,
+        env=env,
+        timeout=120,
     )
     assert result.stdout.splitlines() == [
         "[0.0, 2.0, 4.0, 6.0]",

@@ -34,11 +34,15 @@ def test_values_and_gradients_match_tensorkit_ops(dtype) -> None:
     fused = fused_silu.silu(fused_x)
     plain = plain_x * tk.sigmoid(plain_x)
     tolerance = 1e-6 if dtype == tk.float32 else 1e-13
-    np.testing.assert_allclose(fused.detach().numpy(), plain.detach().numpy(), rtol=tolerance, atol=tolerance)
+    np.testing.assert_allclose(
+        fused.detach().numpy(), plain.detach().numpy(), rtol=tolerance, atol=tolerance
+    )
     weights = tk.randn(8, 16, dtype=dtype)
     (fused * weights).sum().backward()
     (plain * weights).sum().backward()
-    np.testing.assert_allclose(fused_x.grad.numpy(), plain_x.grad.numpy(), rtol=10 * tolerance, atol=tolerance)
+    np.testing.assert_allclose(
+        fused_x.grad.numpy(), plain_x.grad.numpy(), rtol=10 * tolerance, atol=tolerance
+    )
 
 
 def test_values_and_gradients_match_torch() -> None:
@@ -77,8 +81,15 @@ def test_a_training_loop_follows_the_tensorkit_ops_one() -> None:
 
 def test_strided_inputs_work_and_other_dtypes_are_refused() -> None:
     x = tk.randn(6, 4).t()
-    np.testing.assert_allclose(fused_silu.silu(x).numpy(), tk.nn.functional.silu(x).numpy(), rtol=1e-6)
-    with pytest.raises(TypeError, match=re.escape("examples::silu: expected a float32 or float64 tensor, got tensorkit.int64")):
+    np.testing.assert_allclose(
+        fused_silu.silu(x).numpy(), tk.nn.functional.silu(x).numpy(), rtol=1e-6
+    )
+    with pytest.raises(
+        TypeError,
+        match=re.escape(
+            "examples::silu: expected a float32 or float64 tensor, got tensorkit.int64"
+        ),
+    ):
         fused_silu.silu(tk.arange(3))
 
 
@@ -87,7 +98,11 @@ def test_the_example_runs_as_a_script(tmp_path) -> None:
     env = {**os.environ, "TENSORKIT_EXTENSIONS_DIR": str(tmp_path / "ext"), "PYTHONPATH": root}
     result = subprocess.run(
         [sys.executable, "-m", "tensorkit.examples.fused_silu"],
-        capture_output=True, text=True, check=True, env=env, timeout=120,
+        capture_output=True,
+        text=True,
+        check=True,
+        env=env,
+        timeout=120,
     )
     lines = result.stdout.splitlines()
     assert len(lines) == 4 and lines[-1].startswith("step 199: loss ")

@@ -49,7 +49,7 @@ def test_the_schema_is_inferred_from_the_annotations() -> None:
         out.copy_(x)
 
     assert many.schema.text() == (
-        '(Tensor x, Tensor(a0!) out, Tensor? bias=None, *, SymInt[] dims=[0, 1], '
+        "(Tensor x, Tensor(a0!) out, Tensor? bias=None, *, SymInt[] dims=[0, 1], "
         'float scale=1.0, str mode="a", bool flag=False) -> ()'
     )
     assert "libtest::many" in repr(many)
@@ -58,7 +58,7 @@ def test_the_schema_is_inferred_from_the_annotations() -> None:
     def pair(x: Tensor) -> tuple[Tensor, Tensor]:
         return x + 1, x * 2
 
-    a, b = pair(tk.ones(2))
+    _, b = pair(tk.ones(2))
     assert pair.schema.text() == "(Tensor x) -> (Tensor, Tensor)"
     np.testing.assert_array_equal(b.numpy(), [2.0, 2.0])
 
@@ -66,13 +66,22 @@ def test_the_schema_is_inferred_from_the_annotations() -> None:
 @pytest.mark.parametrize(
     ("define", "error", "message"),
     [
-        (lambda: custom_op("noname", lambda x: x, mutates_args=()), ValueError,
-         "Expected there to be a namespace in noname, i.e. The operator name should look "
-         "something like ns::foo"),
-        (lambda: custom_op("a::b-c", lambda x: x, mutates_args=()), ValueError,
-         "'a::b-c' is not of the form 'namespace::name'"),
-        (lambda: custom_op("libtest::f", lambda x: x, mutates_args=()), ValueError,
-         "infer_schema(func): Parameter x must have a type annotation."),
+        (
+            lambda: custom_op("noname", lambda x: x, mutates_args=()),
+            ValueError,
+            "Expected there to be a namespace in noname, i.e. The operator name should look "
+            "something like ns::foo",
+        ),
+        (
+            lambda: custom_op("a::b-c", lambda x: x, mutates_args=()),
+            ValueError,
+            "'a::b-c' is not of the form 'namespace::name'",
+        ),
+        (
+            lambda: custom_op("libtest::f", lambda x: x, mutates_args=()),
+            ValueError,
+            "infer_schema(func): Parameter x must have a type annotation.",
+        ),
     ],
 )
 def test_bad_names_and_signatures_are_refused(define, error, message) -> None:
@@ -83,7 +92,13 @@ def test_bad_names_and_signatures_are_refused(define, error, message) -> None:
 def test_unsupported_types_and_mutates_args_are_refused() -> None:
     def takes_array(x: np.ndarray) -> Tensor: ...
 
-    with pytest.raises(ValueError, match=r"Parameter x has unsupported type <class 'numpy\.ndarray'>\. The valid types are: Tensor"):
+    with pytest.raises(
+        ValueError,
+        match=(
+            r"Parameter x has unsupported type <class 'numpy\.ndarray'>\. The valid types are: "
+            r"Tensor"
+        ),
+    ):
         custom_op("libtest::f", takes_array, mutates_args=())
 
     def returns_int(x: Tensor) -> int: ...
@@ -95,7 +110,9 @@ def test_unsupported_types_and_mutates_args_are_refused() -> None:
 
     with pytest.raises(ValueError, match=r"mutates_args names \['y'\], which are not parameters"):
         custom_op("libtest::f", identity, mutates_args=("y",))
-    with pytest.raises(ValueError, match=r"mutates_args names 'k', which is a SymInt, not a Tensor"):
+    with pytest.raises(
+        ValueError, match=r"mutates_args names 'k', which is a SymInt, not a Tensor"
+    ):
         custom_op("libtest::f", identity, mutates_args=("k",))
     with pytest.raises(TypeError, match=r"must be an iterable of argument names, got the str 'x'"):
         custom_op("libtest::f", identity, mutates_args="x")
@@ -143,7 +160,9 @@ def test_forward_backward_and_double_backward() -> None:
 def test_arguments_are_bound_and_checked() -> None:
     op = _scaled_tanh()
     np.testing.assert_allclose(op(alpha=1.0, x=tk.zeros(2)).numpy(), [0.0, 0.0])
-    with pytest.raises(TypeError, match=r"libtest::scaled_tanh\(\): missing a required argument: 'x'"):
+    with pytest.raises(
+        TypeError, match=r"libtest::scaled_tanh\(\): missing a required argument: 'x'"
+    ):
         op(alpha=1.0)
     with pytest.raises(TypeError, match=r"argument 'x' must be a Tensor, got list"):
         op([1.0, 2.0])
@@ -170,10 +189,18 @@ def test_a_backward_returning_the_wrong_gradients_is_reported() -> None:
 
     twice.register_autograd(lambda ctx, g: g * 2)  # one gradient, two arguments
     x = tk.ones(2, requires_grad=True)
-    with pytest.raises(RuntimeError, match=r"the backward returned 1 gradients, expected one per argument of the op \(2: \['x', 'k'\]"):
+    with pytest.raises(
+        RuntimeError,
+        match=(
+            r"the backward returned 1 gradients, expected one per argument of the op \(2: "
+            r"\['x', 'k'\]"
+        ),
+    ):
         twice(x, 2).sum().backward()
     twice.register_autograd(lambda ctx, g: (g * 2, g))
-    with pytest.raises(RuntimeError, match=r"returned a gradient for 'k', which is a SymInt, not a Tensor"):
+    with pytest.raises(
+        RuntimeError, match=r"returned a gradient for 'k', which is a SymInt, not a Tensor"
+    ):
         twice(x, 2).sum().backward()
 
 
@@ -203,11 +230,18 @@ def test_a_mutating_op_bumps_versions_and_breaks_a_jit_capture() -> None:
     assert fill(out, 2.0) is None
     assert out._version > version
     np.testing.assert_array_equal(out.numpy(), [2.0, 2.0, 2.0])
-    with pytest.warns(tk.jit.TracerWarning, match=r"custom op libtest::fill writes its arguments \['out'\] in place"):
+    with pytest.warns(
+        tk.jit.TracerWarning,
+        match=r"custom op libtest::fill writes its arguments \['out'\] in place",
+    ):
         tk.jit.trace(lambda t: fill(t, 1.0), (tk.zeros(2),))
-    with pytest.raises(RuntimeError, match=r"argument 'out' requires grad and the op writes it in place"):
+    with pytest.raises(
+        RuntimeError, match=r"argument 'out' requires grad and the op writes it in place"
+    ):
         fill(tk.zeros(2, requires_grad=True), 1.0)
-    with pytest.raises(RuntimeError, match=r"tensorkit supports autograd only for functional custom ops"):
+    with pytest.raises(
+        RuntimeError, match=r"tensorkit supports autograd only for functional custom ops"
+    ):
         fill.register_autograd(lambda ctx, g: None)
 
 

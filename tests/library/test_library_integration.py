@@ -55,9 +55,7 @@ def test_the_stepper_stops_at_its_node() -> None:
     assert state["step"]["rule"]["op"] == "integ::cube"
     assert x.grad is None
     stepper.run_to_end()
-    np.testing.assert_allclose(
-        x.grad.numpy(), 3 * np.exp(x.detach().numpy()) ** 3, rtol=1e-5
-    )
+    np.testing.assert_allclose(x.grad.numpy(), 3 * np.exp(x.detach().numpy()) ** 3, rtol=1e-5)
 
 
 def test_the_profiler_times_it() -> None:

@@ -8,8 +8,13 @@ import tensorkit as tk
 from tensorkit import Tensor
 from tensorkit.library import OpCheckError, custom_op, opcheck
 
-ALL = ("test_schema", "test_autograd_registration", "test_faketensor", "test_gradcheck",
-       "test_jit_capture")
+ALL = (
+    "test_schema",
+    "test_autograd_registration",
+    "test_faketensor",
+    "test_gradcheck",
+    "test_jit_capture",
+)
 
 
 def _square(name: str, *, fake=None, backward=None) -> tk.library.CustomOpDef:
@@ -57,24 +62,36 @@ def test_a_missing_fake_is_reported() -> None:
     def op(x: Tensor) -> Tensor:
         return x + 1
 
-    with pytest.raises(OpCheckError, match=r"test_faketensor failed: the op has no fake function \(register one with @tk\.library\.register_fake\('check::no_fake'\)\)"):
+    with pytest.raises(
+        OpCheckError,
+        match=(
+            r"test_faketensor failed: the op has no fake function \(register one with "
+            r"@tk\.library\.register_fake\('check::no_fake'\)\)"
+        ),
+    ):
         opcheck(op, (tk.ones(2),), test_utils=["test_faketensor"])
 
 
 def test_a_wrong_gradient_fails_gradcheck() -> None:
     op = _square("check::bad_grad", backward=lambda ctx, g: 3 * g * ctx.saved_tensors[0])
     x = tk.randn(4, dtype=tk.float64, requires_grad=True)
-    with pytest.raises(OpCheckError, match=r"test_gradcheck failed: Jacobian mismatch for output 0 with respect to input 0"):
+    with pytest.raises(
+        OpCheckError,
+        match=r"test_gradcheck failed: Jacobian mismatch for output 0 with respect to input 0",
+    ):
         opcheck(op, (x,))
 
 
 def test_a_non_differentiable_backward_skips_gradgradcheck_and_float32_skips_gradcheck() -> None:
-    op = _square("check::flat_grad", backward=lambda ctx, g: (2 * g * ctx.saved_tensors[0]).detach())
+    op = _square(
+        "check::flat_grad", backward=lambda ctx, g: (2 * g * ctx.saved_tensors[0]).detach()
+    )
     x64 = tk.randn(4, dtype=tk.float64, requires_grad=True)
     assert opcheck(op, (x64,))["test_gradcheck"] == "SUCCESS"
     result = opcheck(op, (tk.randn(4, requires_grad=True),), test_utils="test_gradcheck")
     assert result == {
-        "test_gradcheck": "SKIPPED (gradcheck needs every floating-point tensor argument in float64)"
+        "test_gradcheck": "SKIPPED (gradcheck needs every floating-point tensor argument in "
+        "float64)"
     }
 
 
@@ -85,9 +102,21 @@ def test_an_undeclared_write_and_a_missing_autograd_are_reported() -> None:
         return x * 2
 
     sneaky.register_fake(lambda x: tk.empty_like(x))
-    with pytest.raises(OpCheckError, match=r"test_schema failed: argument 'x' was written in place but is not in mutates_args \(declare mutates_args=\('x',\)\)"):
+    with pytest.raises(
+        OpCheckError,
+        match=(
+            r"test_schema failed: argument 'x' was written in place but is not in mutates_args "
+            r"\(declare mutates_args=\('x',\)\)"
+        ),
+    ):
         opcheck(sneaky, (tk.ones(2),))
-    with pytest.raises(OpCheckError, match=r"test_autograd_registration failed: the arguments \['x'\] require grad but the op has no autograd formula"):
+    with pytest.raises(
+        OpCheckError,
+        match=(
+            r"test_autograd_registration failed: the arguments \['x'\] require grad but the op "
+            r"has no autograd formula"
+        ),
+    ):
         opcheck(sneaky, (tk.ones(2, requires_grad=True),), test_utils="test_autograd_registration")
 
 

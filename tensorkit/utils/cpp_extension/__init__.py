@@ -301,7 +301,5 @@ def load_module(module: str | types.ModuleType) -> types.ModuleType:
             "tk.utils.cpp_extension.ffibuilder (it has no tensorkit prototypes)"
         )
     prototypes = from_json(ffi.string(getattr(lib, _SPEC_SYMBOL)).decode())
-    functions = {
-        p.name: ExtensionFunction(p, getattr(lib, p.name), ffi, lib) for p in prototypes
-    }
+    functions = {p.name: ExtensionFunction(p, getattr(lib, p.name), ffi, lib) for p in prototypes}
     return _module(compiled.__name__, Path(compiled.__file__), functions, {})

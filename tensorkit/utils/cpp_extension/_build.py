@@ -23,6 +23,8 @@ from pathlib import Path
 # Changes to how builds are made invalidate older cached builds.
 _BUILD_FORMAT = "1"
 _CPP_SUFFIXES = (".cpp", ".cc", ".cxx", ".C")
+# The C math library (and, through it, glibc's vector math that -ffast-math loops call).
+_LIBM = ("-lm",) if platform.system() == "Linux" else ()
 _INSTALL_HINT = (
     "install a C/C++ compiler (Debian/Ubuntu: sudo apt-get install build-essential; "
     "Fedora: sudo dnf install gcc gcc-c++; macOS: xcode-select --install; conda: conda "
@@ -112,7 +114,7 @@ def build_library(
         partial = Path(scratch) / library.name
         _run(
             name,
-            [*(cxx or cc), "-shared", *objects, "-o", str(partial), *extra_ldflags],
+            [*(cxx or cc), "-shared", *objects, "-o", str(partial), *extra_ldflags, *_LIBM],
             verbose,
         )
         os.replace(partial, library)

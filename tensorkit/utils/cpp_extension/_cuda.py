@@ -19,7 +19,7 @@ from typing import Any
 
 import numpy as np
 
-from ._binding import check_arguments
+from ._binding import ArgumentChecker
 from ._build import BuildError
 from ._prototypes import Prototype
 
@@ -52,7 +52,9 @@ def build_module(name: str, key: str, source: str, options: Sequence[str], path:
         module.compile()
     except cupy.cuda.compiler.CompileException as error:
         log = re.sub(r"\S*kern\.cu\((\d+)\)", lambda m: f"{path}({m.group(1)})", str(error))
-        raise BuildError(f"Error building extension '{name}' (cuda_sources {path}):\n{log}") from None
+        raise BuildError(
+            f"Error building extension '{name}' (cuda_sources {path}):\n{log}"
+        ) from None
     _MODULES[key] = module
     return module
 
@@ -62,6 +64,7 @@ class CudaKernel:
 
     def __init__(self, prototype: Prototype, module: Any) -> None:
         self.prototype = prototype
+        self._check = ArgumentChecker(prototype, "cuda")
         self._kernel = module.get_function(prototype.name)
         self.__name__ = prototype.name
 
@@ -75,7 +78,7 @@ class CudaKernel:
         block: tuple[int, ...] | int = DEFAULT_BLOCK,
         shared_mem: int = 0,
     ) -> None:
-        check_arguments(self.prototype, args, "cuda")
+        self._check(args)
         block = (block,) if isinstance(block, int) else tuple(block)
         if grid is None:
             tensors = [a for a, p in zip(args, self.prototype.params, strict=True) if p.pointer]
