@@ -2,7 +2,7 @@
 # Run on a machine with an NVIDIA GPU, from the repository root, with the source tree on the
 # path (nothing needs installing but the packages below): the CUDA-marked tests (tk.cuda, the
 # profiler's CUDA events, ...), the profiler and CuPy coverage tests, the op suite on device
-# "cuda", tk.distributed's nccl backend (skipped without mpi4py or libnccl: the distributed
+# "cuda", the custom-op example's CUDA kernels (tk.utils.cpp_extension), tk.distributed's nccl backend (skipped without mpi4py or libnccl: the distributed
 # and nccl extras), then the GPU benchmark against PyTorch (bench/bench_gpu.py). Each part has a time
 # cap; the whole run stays under 5 minutes. Ends with the markdown to paste into
 # docs/benchmarks.md.
@@ -63,6 +63,8 @@ run "stand-in, profiler and CuPy coverage" 40 "$PYTHON" -m pytest -q -p no:cache
   tests/test_cupy_coverage.py
 run "op suite on cuda" 110 env TENSORKIT_TEST_DEVICE=cuda "$PYTHON" -m pytest -q -p no:cacheprovider \
   -x tests/test_ops.py tests/test_linalg.py tests/test_einsum.py
+run "custom ops: the fused SiLU example's CUDA kernels (NVRTC)" 40 "$PYTHON" -m pytest -q -p no:cacheprovider \
+  tests/extensions/test_cuda_extension_gpu.py tests/extensions/test_fused_silu_example.py
 run "nccl backend (a world of one rank per GPU, at most 2)" 60 "$PYTHON" -m pytest -q -p no:cacheprovider \
   -rs tests/distributed/test_nccl.py
 

@@ -50,6 +50,11 @@ class CustomOpDef:
         self._tensor_names = tuple(p.name for p in schema.tensor_params)
         self._attr_names = tuple(p.name for p in schema.params if p.kind == "attr")
         self._mutated = tuple(p.name for p in schema.params if p.mutated)
+        # a call giving every parameter by position needs no binding (none is keyword-only)
+        self._positional = (
+            len(schema.params) if not any(p.keyword_only for p in schema.params) else -1
+        )
+        self._names = tuple(p.name for p in schema.params)
         node_name = "".join(part.capitalize() for part in re.split(r"::|_", qualname)) + "Backward0"
         self.opdef = OpDef(
             qualname,
@@ -75,7 +80,10 @@ class CustomOpDef:
         return bound.arguments
 
     def __call__(self, *args: Any, **kwargs: Any) -> Any:
-        arguments = self.bind(args, kwargs)
+        if kwargs or len(args) != self._positional:
+            arguments = self.bind(args, kwargs)
+        else:  # every argument given by position: nothing to bind
+            arguments = dict(zip(self._names, args, strict=True))
         tensors = []
         for name in self._tensor_names:
             value = arguments[name]

@@ -41,6 +41,17 @@ _LOADED: dict[Path, dict[str, ExtensionFunction]] = {}  # library path -> its fu
 _SPEC_SYMBOL = "tensorkit_prototypes"
 
 
+def _cffi() -> Any:
+    try:
+        import cffi
+    except ModuleNotFoundError as error:  # pragma: no cover - the extensions extra is missing
+        raise ModuleNotFoundError(
+            "tk.utils.cpp_extension binds compiled code with cffi: pip install "
+            "'tensorkit[extensions]'"
+        ) from error
+    return cffi
+
+
 def _as_list(value: str | Sequence[str] | None) -> list[str]:
     if value is None:
         return []
@@ -215,9 +226,7 @@ def _open(path: Path, prototypes: list[Prototype]) -> dict[str, ExtensionFunctio
     """The functions of the library at ``path`` (opened once per process)."""
     opened = _LOADED.get(path)
     if opened is None or any(opened.get(p.name) is None for p in prototypes):
-        import cffi
-
-        ffi = cffi.FFI()
+        ffi = _cffi().FFI()
         ffi.cdef("\n".join(p.c_text() for p in prototypes))
         lib = ffi.dlopen(str(path))
         opened = _LOADED[path] = {
@@ -269,13 +278,11 @@ def ffibuilder(
     ``module_name`` ("mypkg._kernels") binding ``functions``: what a setuptools build's
     ``cffi_modules=["build_kernels.py:ffibuilder"]`` compiles into a wheel. The module
     carries the prototypes, so :func:`load_module` binds it without the sources."""
-    import cffi
-
     files = [(Path(s).name, Path(s).read_text()) for s in sources]
     prototypes = _prototypes(list(functions), files)
     declarations = "\n".join(p.c_text() for p in prototypes)
     spec = to_json(prototypes).replace("\\", "\\\\").replace('"', '\\"')
-    builder = cffi.FFI()
+    builder = _cffi().FFI()
     builder.cdef(f"{declarations}\nstatic const char *const {_SPEC_SYMBOL};")
     builder.set_source(
         module_name,

@@ -51,7 +51,7 @@ def build_module(name: str, key: str, source: str, options: Sequence[str], path:
     try:
         module.compile()
     except cupy.cuda.compiler.CompileException as error:
-        log = re.sub(r"\S*kern\.cu\((\d+)\)", lambda m: f"{path}({m.group(1)})", str(error))
+        log = re.sub(r"\S*\.cu\((\d+)\)", lambda m: f"{path}({m.group(1)})", str(error))
         raise BuildError(
             f"Error building extension '{name}' (cuda_sources {path}):\n{log}"
         ) from None
