@@ -253,3 +253,12 @@ def test_cuda_sources_without_a_gpu_are_a_clear_error(monkeypatch: pytest.Monkey
         )
     with pytest.raises(ValueError, match=r"with_cuda=False, but cuda_sources were given"):
         cpp_extension.load_inline("k", cuda_sources="x", functions=["k"], with_cuda=False)
+
+
+def test_load_module_refuses_a_module_ffibuilder_did_not_build() -> None:
+    import json as not_an_extension
+
+    with pytest.raises(
+        TypeError, match=r"json is not an extension built by tk\.utils\.cpp_extension\.ffibuilder"
+    ):
+        cpp_extension.load_module(not_an_extension)

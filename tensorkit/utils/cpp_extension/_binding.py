@@ -106,7 +106,7 @@ def _check_tensor(slot: _Slot, value: Any, device_type: str) -> None:
                 "leaf tensor that requires grad (a leaf Variable that requires grad is being "
                 "used in an in-place operation)"
             )
-        if not value._data.flags.writeable:
+        if not getattr(value._data.flags, "writeable", True):  # CuPy arrays are always
             raise ValueError(f"{where} is written by the function but its buffer is read-only")
 
 
