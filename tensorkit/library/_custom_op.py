@@ -99,8 +99,8 @@ class CustomOpDef:
         return apply(self.opdef, *tensors, **attrs)
 
     def _call_mutating(self, tensors: list, attrs: dict, arguments: dict) -> Any:
-        mutated = [arguments[name] for name in self._mutated if arguments[name] is not None]
-        for name, tensor in zip(self._mutated, mutated, strict=False):
+        mutated = [(n, arguments[n]) for n in self._mutated if arguments[n] is not None]
+        for name, tensor in mutated:
             if tensor.requires_grad and _state.grad_enabled:
                 raise RuntimeError(
                     f"{self.qualname}(): argument '{name}' requires grad and the op writes it "
@@ -113,7 +113,7 @@ class CustomOpDef:
                 "place (mutates_args), which tk.jit does not capture"
             )
         result = apply(self.opdef, *tensors, **attrs)
-        for tensor in mutated:
+        for _, tensor in mutated:
             tensor.bump_version(self.qualname)
         return None if self.schema.returns == 0 else result
 
