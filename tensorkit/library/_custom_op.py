@@ -16,6 +16,7 @@ checked against in-place changes, while the graph lives).
 
 from __future__ import annotations
 
+import functools
 import re
 from collections.abc import Callable, Iterable
 from typing import Any
@@ -196,7 +197,12 @@ class CustomOpDef:
             )
         self.backward_fn = backward
         self.setup_context_fn = setup_context
-        self.opdef.backward = self._backward
+
+        def rule(node: Any, *grads: Any) -> tuple:
+            return self._backward(node, *grads)
+
+        # the stepper and the Tape describe the rule by the user's backward (name, doc, file)
+        self.opdef.backward = functools.update_wrapper(rule, backward)
         self.opdef.saves = SAVE_NONE if setup_context is None else SAVE_BOTH
 
     def _no_autograd(self, node: Any, *grads: Any) -> tuple:
