@@ -255,3 +255,29 @@ def test_register_helpers_take_names_and_check_their_arguments() -> None:
         op.register_fake("x")
     decorated = register_fake("libtest::scaled_tanh")(lambda x, alpha=2.0: tk.empty_like(x))
     assert op.fake_fn is decorated
+
+
+def test_optional_tensors_and_several_outputs_differentiate() -> None:
+    @custom_op("libtest::affine_pair", mutates_args=())
+    def affine_pair(x: Tensor, bias: Tensor | None = None) -> tuple[Tensor, Tensor]:
+        shifted = x if bias is None else x + bias
+        return shifted * 2, shifted.exp()
+
+    def setup_context(ctx, inputs, output):
+        ctx.has_bias = inputs[1] is not None
+        ctx.save_for_backward(output[1])
+
+    def backward(ctx, grad_double, grad_exp):
+        (exp,) = ctx.saved_tensors
+        grad = grad_double * 2 + grad_exp * exp
+        return grad, grad if ctx.has_bias else None
+
+    affine_pair.register_autograd(backward, setup_context=setup_context)
+    x = tk.randn(3, dtype=tk.float64, requires_grad=True)
+    bias = tk.randn(3, dtype=tk.float64, requires_grad=True)
+    assert tk.autograd.gradcheck(lambda a, b: affine_pair(a, b), (x, bias))
+    assert tk.autograd.gradgradcheck(lambda a, b: affine_pair(a, b), (x, bias))
+    assert tk.autograd.gradcheck(lambda a: affine_pair(a), (x,))
+    double, exp = affine_pair(x)
+    assert double.grad_fn is exp.grad_fn
+    np.testing.assert_allclose(exp.detach().numpy(), np.exp(x.detach().numpy()))
