@@ -17,7 +17,6 @@ checked against in-place changes, while the graph lives).
 from __future__ import annotations
 
 import functools
-import re
 from collections.abc import Callable, Iterable
 from typing import Any
 
@@ -56,7 +55,7 @@ class CustomOpDef:
             len(schema.params) if not any(p.keyword_only for p in schema.params) else -1
         )
         self._names = tuple(p.name for p in schema.params)
-        node_name = "".join(part.capitalize() for part in re.split(r"::|_", qualname)) + "Backward0"
+        node_name = f"GeneratedBackwardFor_{self.namespace}_{self.name}_defaultBackward"  # torch's
         self.opdef = OpDef(
             qualname,
             self._forward,
@@ -207,9 +206,10 @@ class CustomOpDef:
 
     def _no_autograd(self, node: Any, *grads: Any) -> tuple:
         raise RuntimeError(
-            f"Autograd has not been implemented for operator {self.qualname}. Please register "
-            f"an autograd formula via tk.library.register_autograd({self.qualname!r}, ...) "
-            "(or call the op under tk.no_grad())"
+            f"Trying to backward through {self.qualname} but no autograd formula was "
+            "registered. Please use register_autograd to add one "
+            f"(tk.library.register_autograd({self.qualname!r}, backward, setup_context=...)), "
+            "or call the op under tk.no_grad()"
         )
 
     def _backward(self, node: Any, *grads: Any) -> tuple:
