@@ -100,7 +100,6 @@ def load_inline(
     cpp_sources: str | Sequence[str] = (),
     cuda_sources: str | Sequence[str] | None = None,
     functions: str | Sequence[str] | dict[str, str] | None = None,
-    *,
     extra_cflags: Sequence[str] | None = None,
     extra_cuda_cflags: Sequence[str] | None = None,
     extra_ldflags: Sequence[str] | None = None,
@@ -142,8 +141,6 @@ def load_inline(
 def load(
     name: str,
     sources: str | os.PathLike | Sequence[str | os.PathLike],
-    functions: str | Sequence[str] | dict[str, str] | None = None,
-    *,
     extra_cflags: Sequence[str] | None = None,
     extra_cuda_cflags: Sequence[str] | None = None,
     extra_ldflags: Sequence[str] | None = None,
@@ -152,9 +149,12 @@ def load(
     verbose: bool = False,
     with_cuda: bool | None = None,
     is_python_module: bool = True,
+    *,
+    functions: str | Sequence[str] | dict[str, str] | None = None,
 ) -> types.ModuleType:
     """Compile source files (``.c``, ``.cpp``/``.cc``, ``.cu``) and return a module of the
-    listed ``functions`` (their names, or a dict of name -> docstring)."""
+    listed ``functions`` (their names, or a dict of name -> docstring; keyword-only, where
+    torch's ``load`` reads them from the pybind11 module the source defines)."""
     if not is_python_module:
         raise ValueError("load: is_python_module=False is not supported by tensorkit")
     paths = [Path(p) for p in ([sources] if isinstance(sources, str | os.PathLike) else sources)]
