@@ -64,6 +64,7 @@ except ValueError as error:
 """
 
 
+@pytest.mark.slow
 def test_a_wheel_is_built_offline_and_its_functions_take_tensors(tmp_path: Path) -> None:
     pytest.importorskip("cffi")
     project = tmp_path / "project"

@@ -45,6 +45,7 @@ def test_values_and_gradients_match_tensorkit_ops(dtype) -> None:
     )
 
 
+@pytest.mark.torch
 def test_values_and_gradients_match_torch() -> None:
     torch = pytest.importorskip("torch")
     data = np.random.default_rng(0).standard_normal((5, 7)) * 3
