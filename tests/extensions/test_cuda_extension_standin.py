@@ -173,3 +173,23 @@ def test_the_example_op_runs_its_cuda_kernels_on_cuda_tensors(
     reference = x.clone().requires_grad_()
     tk.nn.functional.silu(reference).sum().backward()
     np.testing.assert_allclose(x_gpu.grad.cpu().numpy(), reference.grad.numpy(), rtol=1e-12)
+
+
+def test_a_kernel_runs_on_its_tensors_gpu(gpu, monkeypatch: pytest.MonkeyPatch) -> None:
+    gpu.cuda.runtime.count = 2
+    current = []
+
+    def scale(n, k, x, out):
+        current.append(gpu.cuda.runtime.current)
+        _scale(n, k, x, out)
+
+    monkeypatch.setitem(StandInRawModule.KERNELS, "scale", scale)
+    module = cpp_extension.load_inline("scale_ext", cuda_sources=SCALE, functions="scale")
+    x = tk.ones(4, device="cuda:1")
+    module.scale(4, 3.0, x, tk.empty(4, device="cuda:1"))
+    assert current == [1] and gpu.cuda.runtime.current == 0
+    with pytest.raises(
+        RuntimeError,
+        match=r"scale\(\): expected all tensors to be on the same device, but found cuda:0, cuda:1",
+    ):
+        module.scale(4, 3.0, x, tk.empty(4, device="cuda:0"))

@@ -80,8 +80,14 @@ class CudaKernel:
     ) -> None:
         self._check(args)
         block = (block,) if isinstance(block, int) else tuple(block)
+        tensors = [a for a, p in zip(args, self.prototype.params, strict=True) if p.pointer]
+        devices = sorted({str(t.device) for t in tensors})
+        if len(devices) > 1:
+            raise RuntimeError(
+                f"{self.prototype.name}(): expected all tensors to be on the same device, but "
+                f"found {', '.join(devices)}"
+            )
         if grid is None:
-            tensors = [a for a, p in zip(args, self.prototype.params, strict=True) if p.pointer]
             count = tensors[0].numel() if tensors else 1
             grid = (max(1, math.ceil(count / math.prod(block))),)
         grid = (grid,) if isinstance(grid, int) else tuple(grid)
@@ -94,6 +100,8 @@ class CudaKernel:
                     written.append(value)
             else:
                 launch.append(np.dtype(p.dtype).type(value))
-        self._kernel(grid, block, tuple(launch), shared_mem=shared_mem)
+        index = tensors[0].device.index if tensors else None
+        with sys.modules["cupy"].cuda.Device(index):  # the tensors' GPU
+            self._kernel(grid, block, tuple(launch), shared_mem=shared_mem)
         for tensor in written:
             tensor.bump_version(self.prototype.name)
