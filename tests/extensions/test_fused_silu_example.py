@@ -4,6 +4,7 @@ passes opcheck."""
 
 from __future__ import annotations
 
+import json
 import os
 import re
 import subprocess
@@ -109,3 +110,41 @@ def test_the_example_runs_as_a_script(tmp_path) -> None:
     assert len(lines) == 4 and lines[-1].startswith("step 199: loss ")
     fused, plain = re.findall(r"\d+\.\d{5}", lines[-1])
     assert fused == plain
+
+
+LOAD = """
+import sys
+import numpy as np
+import tensorkit as tk
+if sys.argv[2] == "define":
+    import tensorkit.examples.fused_silu  # noqa: F401  (registers examples::silu)
+try:
+    loaded = tk.jit.load(sys.argv[1])
+except tk.jit.LoadError as error:
+    print("LoadError:", error)
+else:
+    print(loaded(tk.tensor([-1.0, 0.0, 2.0])).tolist())
+"""
+
+
+def test_a_saved_graph_with_the_c_op_loads_where_the_op_is_defined(tmp_path) -> None:
+    path = tmp_path / "silu.tkjit"
+    tk.jit.save(tk.jit.trace(lambda t: fused_silu.silu(t) * 2, (tk.ones(3),)), path)
+    root = str(Path(__file__).resolve().parents[2])
+    env = {**os.environ, "TENSORKIT_EXTENSIONS_DIR": str(tmp_path / "ext"), "PYTHONPATH": root}
+    outputs = {}
+    for mode in ("define", "bare"):
+        outputs[mode] = subprocess.run(
+            [sys.executable, "-c", LOAD, str(path), mode],
+            capture_output=True,
+            text=True,
+            check=True,
+            env=env,
+            timeout=120,
+        ).stdout.strip()
+    expected = (tk.nn.functional.silu(tk.tensor([-1.0, 0.0, 2.0])) * 2).tolist()
+    np.testing.assert_allclose(json.loads(outputs["define"]), expected, rtol=1e-6)
+    assert outputs["bare"] == (
+        f"LoadError: {path}: nodes[0].op: custom op 'examples::silu' is not registered in this "
+        "process; define it (tk.library) before loading this file"
+    )
