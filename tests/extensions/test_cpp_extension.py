@@ -262,3 +262,17 @@ def test_load_module_refuses_a_module_ffibuilder_did_not_build() -> None:
         TypeError, match=r"json is not an extension built by tk\.utils\.cpp_extension\.ffibuilder"
     ):
         cpp_extension.load_module(not_an_extension)
+
+
+def test_a_view_is_written_through_to_its_base() -> None:
+    fill = cpp_extension.load_inline(
+        "fill_ext",
+        "void fill(long n, float value, float out[n]) { for (long i = 0; i < n; i++) out[i] = "
+        "value; }",
+        functions=["fill"],
+    )
+    base = tk.zeros(3, 4)
+    row = base[1]  # a contiguous view with an offset into base's buffer
+    fill.fill(4, 7.0, row)
+    np.testing.assert_array_equal(base.numpy(), [[0] * 4, [7] * 4, [0] * 4])
+    assert base._version == row._version == 1  # the view shares its base's counter
