@@ -10,6 +10,7 @@ the same extension at once do not see half a library.
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import os
 import platform
@@ -64,10 +65,21 @@ def compiler(cpp: bool) -> list[str]:
     return command
 
 
+@functools.cache
+def _cpu() -> str:
+    """The CPU's model name (builds with -march=native differ by CPU, in a shared home)."""
+    try:
+        with open("/proc/cpuinfo") as f:
+            return next((line for line in f if line.startswith("model name")), "")
+    except OSError:
+        return platform.processor()
+
+
 def digest(name: str, sources: Sequence[tuple[str, str]], flags: Sequence[str]) -> str:
-    """The cache key: a hash of the name, each (file name, text) and every flag."""
+    """The cache key: a hash of the machine (OS, architecture, CPU model), the name, each
+    (file name, text) and every flag."""
     h = hashlib.sha256()
-    for part in (_BUILD_FORMAT, platform.machine(), platform.system(), name, *flags):
+    for part in (_BUILD_FORMAT, platform.machine(), platform.system(), _cpu(), name, *flags):
         h.update(part.encode() + b"\0")
     for filename, text in sources:
         h.update(filename.encode() + b"\0" + text.encode() + b"\0")
