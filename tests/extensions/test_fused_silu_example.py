@@ -81,6 +81,18 @@ def test_a_training_loop_follows_the_tensorkit_ops_one() -> None:
         np.testing.assert_allclose(a.detach().numpy(), b.detach().numpy(), rtol=1e-4, atol=1e-5)
 
 
+@pytest.mark.parametrize("dtype", [tk.float32, tk.float64])
+def test_extreme_inputs_give_f_silu_values_and_gradients(dtype) -> None:
+    values = [float("nan"), float("inf"), -float("inf"), 100.0, -100.0, 1e3, -1e3, 0.0, -1e-40]
+    x = tk.tensor(values, dtype=dtype, requires_grad=True)
+    reference = tk.tensor(values, dtype=dtype, requires_grad=True)
+    y, expected = fused_silu.silu(x), tk.nn.functional.silu(reference)
+    np.testing.assert_allclose(y.detach().numpy(), expected.detach().numpy(), rtol=1e-6)
+    y.sum().backward()
+    expected.sum().backward()
+    np.testing.assert_allclose(x.grad.numpy(), reference.grad.numpy(), rtol=1e-6)
+
+
 def test_strided_inputs_work_and_other_dtypes_are_refused() -> None:
     x = tk.randn(6, 4).t()
     np.testing.assert_allclose(
