@@ -2,11 +2,12 @@
 # Run on a machine with an NVIDIA GPU, from the repository root, with the source tree on the
 # path (nothing needs installing but the packages below): the CUDA-marked tests (tk.cuda, the
 # profiler's CUDA events, ...), the profiler and CuPy coverage tests, the op suite on device
-# "cuda", tk.distributed's nccl backend (skipped without mpi4py or libnccl: the distributed
-# and nccl extras), the cuDNN values check (bench/cudnn_values.py: the cuDNN path against
-# im2col and PyTorch for conv, pooling and batch norm), then the GPU benchmark against PyTorch
-# (bench/bench_gpu.py, with the CNN step also on the im2col path). Each part has a time cap;
-# the whole run stays under 5 minutes. Ends with the markdown to paste into
+# "cuda", the custom-op example's CUDA kernels (tk.utils.cpp_extension), tk.distributed's nccl
+# backend (skipped without mpi4py or libnccl: the distributed and nccl extras), the cuDNN values
+# check (bench/cudnn_values.py: the cuDNN path against im2col and PyTorch for conv, pooling and
+# batch norm), then the GPU benchmark against PyTorch (bench/bench_gpu.py, with the CNN step also
+# on the im2col path). Each part has a time cap (270 s in all), so the whole run stays under 5 minutes. Ends with
+# the markdown to paste into
 # docs/benchmarks.md.
 #
 # Python: the project's environment (.venv/bin/python, which `make run` and `make test`
@@ -59,27 +60,30 @@ run() {
   [ "$rc" = 0 ] || status=1
 }
 
-run "CUDA-marked tests" 50 "$PYTHON" -m pytest -q -p no:cacheprovider -m cuda tests
-run "stand-in, profiler and CuPy coverage" 40 "$PYTHON" -m pytest -q -p no:cacheprovider \
+run "CUDA-marked tests" 35 "$PYTHON" -m pytest -q -p no:cacheprovider -m cuda tests \
+  --ignore=tests/extensions/test_cuda_extension_gpu.py
+run "stand-in, profiler and CuPy coverage" 25 "$PYTHON" -m pytest -q -p no:cacheprovider \
   tests/test_cuda_api.py tests/test_profiler.py tests/test_profiler_cuda.py \
   tests/test_cupy_coverage.py
-run "op suite on cuda" 110 env TENSORKIT_TEST_DEVICE=cuda "$PYTHON" -m pytest -q -p no:cacheprovider \
+run "op suite on cuda" 60 env TENSORKIT_TEST_DEVICE=cuda "$PYTHON" -m pytest -q -p no:cacheprovider \
   -x tests/test_ops.py tests/test_linalg.py tests/test_einsum.py
-run "nccl backend (a world of one rank per GPU, at most 2)" 60 "$PYTHON" -m pytest -q -p no:cacheprovider \
+run "custom ops: the fused SiLU example's CUDA kernels (NVRTC)" 20 "$PYTHON" -m pytest -q -p no:cacheprovider \
+  tests/extensions/test_cuda_extension_gpu.py
+run "nccl backend (a world of one rank per GPU, at most 2)" 30 "$PYTHON" -m pytest -q -p no:cacheprovider \
   -rs tests/distributed/test_nccl.py
 
 echo "== cuDNN values against im2col and PyTorch (bench/cudnn_values.py)"
-timeout 45 "$PYTHON" bench/cudnn_values.py | tee /tmp/gpu_check_cudnn.txt
+timeout 25 "$PYTHON" bench/cudnn_values.py | tee /tmp/gpu_check_cudnn.txt
 cudnn_rc=${PIPESTATUS[0]}
 [ "$cudnn_rc" = 0 ] || status=1
 
 echo "== tk.jit on CUDA: fused ElementwiseKernels against torch.compile (bench/bench_jit.py --gelu-gpu)"
-timeout 60 "$PYTHON" bench/bench_jit.py --gelu-gpu | tee /tmp/gpu_check_jit.txt
+timeout 30 "$PYTHON" bench/bench_jit.py --gelu-gpu | tee /tmp/gpu_check_jit.txt
 jit_rc=${PIPESTATUS[0]}
 [ "$jit_rc" = 0 ] || status=1
 
 echo "== GPU benchmark (bench/bench_gpu.py)"
-timeout 90 "$PYTHON" bench/bench_gpu.py --markdown | tee /tmp/gpu_check_bench.txt
+timeout 45 "$PYTHON" bench/bench_gpu.py --markdown | tee /tmp/gpu_check_bench.txt
 bench_rc=${PIPESTATUS[0]}
 [ "$bench_rc" = 0 ] || status=1
 

@@ -225,6 +225,7 @@ _LAZY_SUBMODULES = (
     "jit",
     "onnx",
     "backends",
+    "library",
 )
 
 

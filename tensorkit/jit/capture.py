@@ -249,6 +249,11 @@ class Tracer:
         return value
 
     # ------------------------------------------------------------------ other events
+    def unsupported(self, reason: str) -> None:
+        """Something the call does cannot be captured (a tk.library op that writes its
+        arguments in place): an "unsupported" graph break."""
+        self.graph.breaks.append(GraphBreak("unsupported", reason, _site()))
+
     def value_read(self, tensor: Tensor, how: str) -> None:
         """``tensor``'s value is read into Python by ``how`` (for example "item()")."""
         site = _site()

@@ -33,7 +33,7 @@ def describe_rule(node: Node) -> dict:
     function_class = getattr(op, "function_class", None)
     rule = function_class.backward if function_class is not None else op.backward
     doc = inspect.getdoc(rule)
-    code = getattr(rule, "__code__", None)
+    code = getattr(inspect.unwrap(rule), "__code__", None)  # a tk.library op's: the user's
     return {
         "node": node.name(),
         "op": op.name,
