@@ -39,20 +39,23 @@ class Bucket:
 
 
 def make_buckets(params: list[Tensor], cap_bytes: int) -> list[Bucket]:
-    """Buckets over ``params`` taken in reverse order (the order backward produces them)."""
+    """Buckets over ``params`` taken in reverse order (the order backward produces them), as
+    torch's ``_compute_bucket_assignment_by_size``: a bucket closes once it holds at least its
+    limit (the parameter that reaches the limit is its last), the first bucket's limit being
+    ``min(FIRST_BUCKET_BYTES, cap_bytes)``; a change of dtype or device closes it too."""
     groups: list[list[Tensor]] = []
-    sizes: list[int] = []
-    keys: list[tuple] = []
+    size = 0
+    key: tuple | None = None
+    closed = True
     for param in reversed(params):
-        key = (param.dtype, param.device)
+        if closed or (param.dtype, param.device) != key:
+            groups.append([])
+            size = 0
+            key = (param.dtype, param.device)
+        groups[-1].append(param)
+        size += param.nbytes
         limit = min(FIRST_BUCKET_BYTES, cap_bytes) if len(groups) == 1 else cap_bytes
-        if groups and keys[-1] == key and sizes[-1] + param.nbytes <= limit:
-            groups[-1].append(param)
-            sizes[-1] += param.nbytes
-        else:
-            groups.append([param])
-            sizes.append(param.nbytes)
-            keys.append(key)
+        closed = size >= limit
     return [_bucket(group) for group in groups]
 
 
