@@ -78,8 +78,8 @@ def matches_single_process() -> None:
             assert_grads(ddp, reference, f"step {step} {options}")
             ddp_opt.step()
             ref_opt.step()
-    many = DDP(Net(), bucket_cap_mb=0.0002)
-    assert len(many._buckets) > 2
+    many = DDP(Net(), bucket_cap_mb=0.0001)  # 104 bytes: each bucket closes at its weight
+    assert [len(b.params) for b in many._buckets] == [2, 2, 2], many._buckets
     first = many._buckets[0].params
     assert first[0] is list(many.module.parameters())[-1]  # buckets in reverse order
     print("ok matches single process", flush=True)
