@@ -3,7 +3,8 @@ ranks during backward, as torch's.
 
 At construction rank 0's parameters and buffers are broadcast to every rank. Gradients are
 grouped into buckets in reverse parameter order (``_buckets``); a post-accumulate-grad hook
-per parameter copies its gradient into its bucket, and a full bucket starts an asynchronous
+per parameter copies its gradient, divided by the world size, into its bucket (as torch's
+default hook divides before it reduces), and a full bucket starts an asynchronous
 all-reduce at once (buckets start in the same order on every rank), so communication
 overlaps the rest of backward. When the last bucket has started, the hook waits for all of
 them and writes the averages back into ``.grad``.
@@ -194,8 +195,8 @@ class DistributedDataParallel(Module):
         grad = param.grad
         if grad is None:
             slot[...] = 0
-        elif grad._data is not slot and not _same_memory(grad._data, slot):
-            slot[...] = grad._data
+        else:  # divided on the way in, as torch's hook (one pass; the sum is then the mean)
+            param._device.xp.divide(grad._data, self.world_size, out=slot)
         bucket.pending -= 1
         self._launch_ready_buckets()
 
@@ -214,7 +215,6 @@ class DistributedDataParallel(Module):
         used_anywhere = self._used_anywhere() if self.find_unused_parameters else None
         for bucket in self._buckets:
             bucket.work.wait()
-            bucket.buffer._data /= self.world_size
             for index, param in enumerate(bucket.params):
                 if used_anywhere is not None and not used_anywhere[id(param)]:
                     continue  # no rank used it: its .grad stays as it was, as in torch
@@ -245,12 +245,6 @@ class DistributedDataParallel(Module):
             yield
         finally:
             self.require_backward_grad_sync = previous
-
-
-def _same_memory(a: Any, b: Any) -> bool:
-    """Whether two arrays of the same device overlap (a gradient that is its bucket's view)."""
-    module = np if isinstance(a, np.ndarray) else __import__("cupy")
-    return bool(module.shares_memory(a, b))
 
 
 def _reached_leaves(output: Any) -> set[int]:
