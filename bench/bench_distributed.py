@@ -36,6 +36,7 @@ SCRIPT = str(Path(__file__).resolve())
 NUMEL = 4 * 1024 * 1024  # 16 MB of float32
 MLP = (512, 1024, 1024, 10)
 BATCH = 64  # per rank
+ROUNDS = 3  # launches of each step workload
 
 
 def _all_reduce_child(rounds: int, repeats: int) -> dict:
@@ -163,6 +164,12 @@ def _in_flight_share(trace_dir: str) -> dict:
     }
 
 
+def _median_launch(results: list[dict]) -> dict:
+    """The launch whose step time is the median one (its other numbers with it)."""
+    ordered = sorted(results, key=lambda r: r["step_ms"])
+    return ordered[(len(ordered) - 1) // 2]
+
+
 def _launch(workload: str, nproc: int, quick: bool, trace_dir: str | None = None) -> dict:
     child = [SCRIPT, "--child", workload, *(["--quick"] if quick else [])]
     child += ["--trace-dir", trace_dir] if trace_dir else []
@@ -205,12 +212,20 @@ def main() -> None:
         return
     load = os.getloadavg()[0]
     reduce = _launch("all_reduce", 2, args.quick)
-    with tempfile.TemporaryDirectory() as trace_dir:
-        ddp = _launch("ddp", 2, args.quick, trace_dir)
-        ddp.update(_in_flight_share(trace_dir))
-    single = _launch("single", 0, args.quick)
-    beside = _launch("single", 2, args.quick)  # two independent processes, no communication
-    print(f"load average before: {load:.2f}; OMP_NUM_THREADS=1 in every process")
+    launches: dict[str, list[dict]] = {"ddp": [], "single": [], "beside": []}
+    for _ in range(1 if args.quick else ROUNDS):  # interleaved, so that load drifts cancel
+        with tempfile.TemporaryDirectory() as trace_dir:
+            ddp = _launch("ddp", 2, args.quick, trace_dir)
+            launches["ddp"].append({**ddp, **_in_flight_share(trace_dir)})
+        launches["single"].append(_launch("single", 0, args.quick))
+        # two independent processes, no communication: one rank's compute beside the other's
+        launches["beside"].append(_launch("single", 2, args.quick))
+    ddp, single, beside = (_median_launch(launches[k]) for k in ("ddp", "single", "beside"))
+    print(
+        f"load average before: {load:.2f}, after: {os.getloadavg()[0]:.2f}; "
+        f"OMP_NUM_THREADS=1 in every process; step times: the median of {len(launches['ddp'])} "
+        "interleaved launches' medians"
+    )
     print("| workload | tensorkit | reference | ratio |")
     print("|---|---|---|---|")
     print(
