@@ -3,6 +3,7 @@ the launcher, checked against the ranks' own trace events."""
 
 from __future__ import annotations
 
+import itertools
 import json
 
 import pytest
@@ -14,12 +15,21 @@ pytestmark = pytest.mark.xdist_group("distributed")
 
 
 def _intervals(events: list[dict], keep) -> list[tuple[int, int]]:
-    return [(round(e["ts"] * 1e3), round((e["ts"] + e["dur"]) * 1e3)) for e in events if keep(e)]
+    """The kept events' intervals in integer ns (start and duration rounded apart)."""
+    starts = [(round(e["ts"] * 1e3), round(e["dur"] * 1e3)) for e in events if keep(e)]
+    return [(start, start + dur) for start, dur in starts]
 
 
-def _covered(intervals: list[tuple[int, int]]) -> set[int]:
-    """The microseconds an interval list covers (a brute-force union)."""
-    return {t for start, stop in intervals for t in range(start // 1000, stop // 1000)}
+def _measure(inside, *sets: list[tuple[int, int]]) -> int:
+    """Brute force: the length of the time where ``inside(flags)`` holds, ``flags`` saying
+    which of ``sets`` (interval lists) cover it, summed over the elementary segments between
+    all interval ends."""
+    points = sorted({t for intervals in sets for interval in intervals for t in interval})
+    total = 0
+    for start, stop in itertools.pairwise(points):
+        flags = [any(a <= start and stop <= b for a, b in intervals) for intervals in sets]
+        total += (stop - start) * inside(*flags)
+    return total
 
 
 def test_two_ddp_ranks_get_a_track_each_with_their_hidden_share(tmp_path) -> None:
@@ -45,12 +55,17 @@ def test_two_ddp_ranks_get_a_track_each_with_their_hidden_share(tmp_path) -> Non
         assert rank["comm"][0][0] == pytest.approx(
             min(round(e["ts"] * 1e3) for e in collectives) + shift, abs=1
         )
-        waits = _covered(_intervals(events, lambda e: e["name"] == "distributed.wait"))
-        backward = _covered(_intervals(ops, lambda e: e["cat"] == "backward")) - waits
-        comm = _covered(_intervals(collectives, lambda e: True))
-        assert rank["wait_ns"] > 0  # the last hook waits for the buckets
-        assert abs(rank["comm_ns"] / 1e3 - len(comm)) <= len(collectives) + 1
-        assert abs(rank["hidden_ns"] / 1e3 - len(comm & backward)) <= 2 * len(collectives) + 2
+        waits = _intervals(events, lambda e: e["name"] == "distributed.wait")
+        backward = _intervals(ops, lambda e: e["cat"] == "backward")
+        comm = _intervals(collectives, lambda e: True)
+        assert rank["wait_ns"] == _measure(lambda w: w, waits) > 0  # the last hook waits
+        assert rank["comm_ns"] == _measure(lambda c: c, comm)
+        assert rank["hidden_ns"] == _measure(
+            lambda c, b, w: c and b and not w, comm, backward, waits
+        )
+        assert rank["compute_ns"] == _measure(
+            lambda o, w: o and not w, _intervals(ops, bool), waits
+        )
         assert 0 <= rank["hidden_share"] <= 1
         assert rank["hidden_share"] == pytest.approx(rank["hidden_ns"] / rank["comm_ns"])
         assert rank["hidden_ns"] <= min(rank["comm_ns"], rank["backward_ns"])
