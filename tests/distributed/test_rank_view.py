@@ -50,7 +50,7 @@ def test_two_ddp_ranks_get_a_track_each_with_their_hidden_share(tmp_path) -> Non
         assert rank["bytes"] == sum(e["args"]["bytes"] for e in collectives) > 0
         assert {phase for *_, phase in rank["compute"]} == {"forward", "backward", "optimizer"}
         assert len(rank["comm"]) >= 3 and all(bar[2] == ["all_reduce"] for bar in rank["comm"])
-        # against the trace: shift onto the common clock, then count microseconds
+        # against the trace: its first collective on the common clock, then the totals
         shift = trace["otherData"]["start_ns"] - origin - _first(model, paths)
         assert rank["comm"][0][0] == pytest.approx(
             min(round(e["ts"] * 1e3) for e in collectives) + shift, abs=1
@@ -58,14 +58,16 @@ def test_two_ddp_ranks_get_a_track_each_with_their_hidden_share(tmp_path) -> Non
         waits = _intervals(events, lambda e: e["name"] == "distributed.wait")
         backward = _intervals(ops, lambda e: e["cat"] == "backward")
         comm = _intervals(collectives, lambda e: True)
-        assert rank["wait_ns"] == _measure(lambda w: w, waits) > 0  # the last hook waits
-        assert rank["comm_ns"] == _measure(lambda c: c, comm)
-        assert rank["hidden_ns"] == _measure(
-            lambda c, b, w: c and b and not w, comm, backward, waits
-        )
-        assert rank["compute_ns"] == _measure(
-            lambda o, w: o and not w, _intervals(ops, bool), waits
-        )
+        # merge_traces shifts each rank's times by a float: each end may round 1 ns apart
+        ns = pytest.approx
+        slack = 2 * len(events)
+        assert rank["wait_ns"] == ns(_measure(lambda w: w, waits), abs=slack)
+        assert rank["wait_ns"] > 0  # the last hook waits
+        assert rank["comm_ns"] == ns(_measure(lambda c: c, comm), abs=slack)
+        hidden = _measure(lambda c, b, w: c and b and not w, comm, backward, waits)
+        assert rank["hidden_ns"] == ns(hidden, abs=slack)
+        compute = _measure(lambda o, w: o and not w, _intervals(ops, bool), waits)
+        assert rank["compute_ns"] == ns(compute, abs=slack)
         assert 0 <= rank["hidden_share"] <= 1
         assert rank["hidden_share"] == pytest.approx(rank["hidden_ns"] / rank["comm_ns"])
         assert rank["hidden_ns"] <= min(rank["comm_ns"], rank["backward_ns"])
