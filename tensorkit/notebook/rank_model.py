@@ -6,8 +6,9 @@ JSON-serializable data (rendered by the profile widget's "Ranks" section).
 their :func:`~tensorkit.profiler.merge_traces` document. Per rank, from its events:
 
 - compute: the union of its ops' host intervals (forward, backward, optimizer; a CUDA op's
-  GPU track is not read) less the time it blocked in ``Work.wait`` (``distributed.wait`` ranges: a DDP hook that waits runs inside
-  its AccumulateGrad op, and waiting is not computing);
+  GPU track is not read) less the time it blocked in ``Work.wait`` (``distributed.wait``
+  ranges: a DDP hook that waits runs inside its AccumulateGrad op, and waiting is not
+  computing);
 - communication: the union of its collectives' intervals, each from its start to the moment
   the rank saw it complete (``distributed.<op>`` ranges);
 - hidden: the communication time during which the rank computed backward ops;
