@@ -10,7 +10,12 @@ with ``--child WORKLOAD``); rank 0 prints its results as one JSON line. all_redu
 rounds; each number is the median of the round medians. DDP: the median step time (forward,
 backward with its bucketed all-reduces, SGD step), the all-reduces' own time (the same
 buckets reduced back to back, nothing to overlap) and the wait after backward for those
-still in flight; the hidden share is 1 - wait / own time.
+still in flight; the hidden share is 1 - wait / own time. Then a few steps are profiled on
+each rank and their traces read by tensorkit.notebook.build_ranks (the notebook's per-rank
+view): the share of the collectives' time in flight that overlapped backward compute.
+The single-process step is timed alone and beside a second process running the same steps
+(2 ranks' compute on 2 cores without communication: what one rank's compute costs when the
+other is busy).
 """
 
 from __future__ import annotations
@@ -22,6 +27,7 @@ import os
 import statistics
 import subprocess
 import sys
+import tempfile
 import time
 from pathlib import Path
 
@@ -30,6 +36,7 @@ SCRIPT = str(Path(__file__).resolve())
 NUMEL = 4 * 1024 * 1024  # 16 MB of float32
 MLP = (512, 1024, 1024, 10)
 BATCH = 64  # per rank
+ROUNDS = 3  # launches of each step workload
 
 
 def _all_reduce_child(rounds: int, repeats: int) -> dict:
@@ -85,7 +92,7 @@ def _mlp(nn: object) -> object:
     return nn.Sequential(*layers[:-1])
 
 
-def _step_child(steps: int, distributed: bool) -> dict:
+def _step_child(steps: int, distributed: bool, trace_dir: str | None = None) -> dict:
     import numpy as np
 
     import tensorkit as tk
@@ -135,12 +142,37 @@ def _step_child(steps: int, distributed: bool) -> dict:
         result["communication_ms"] = communication * 1e3
         result["hidden_share"] = max(0.0, 1.0 - exposed / communication)
         result["buckets"] = len(model._buckets)
+        if trace_dir:
+            with tk.profiler.profile() as prof:
+                for _ in range(3):
+                    optimizer.zero_grad()
+                    tk.nn.functional.cross_entropy(model(x), y).backward()
+                    optimizer.step()
+            prof.export_chrome_trace(str(Path(trace_dir) / f"rank_{dist.get_rank()}.json"))
         dist.destroy_process_group()
     return result
 
 
-def _launch(workload: str, nproc: int, quick: bool) -> dict:
+def _in_flight_share(trace_dir: str) -> dict:
+    """The per-rank view's numbers (tensorkit.notebook.build_ranks) of the profiled steps."""
+    from tensorkit.notebook import build_ranks
+
+    model = build_ranks(sorted(str(p) for p in Path(trace_dir).glob("rank_*.json")))
+    return {
+        "in_flight_hidden_share": model["hidden_share"],
+        "per_rank": [r["hidden_share"] for r in model["ranks"]],
+    }
+
+
+def _median_launch(results: list[dict]) -> dict:
+    """The launch whose step time is the median one (its other numbers with it)."""
+    ordered = sorted(results, key=lambda r: r["step_ms"])
+    return ordered[(len(ordered) - 1) // 2]
+
+
+def _launch(workload: str, nproc: int, quick: bool, trace_dir: str | None = None) -> dict:
     child = [SCRIPT, "--child", workload, *(["--quick"] if quick else [])]
+    child += ["--trace-dir", trace_dir] if trace_dir else []
     if nproc:
         command = [
             sys.executable,
@@ -167,20 +199,33 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--quick", action="store_true", help="few repeats (a smoke run)")
     parser.add_argument("--child", help=argparse.SUPPRESS)
+    parser.add_argument("--trace-dir", help=argparse.SUPPRESS)
     args = parser.parse_args()
     rounds, repeats, steps = (2, 3, 5) if args.quick else (5, 10, 30)
     if args.child:
         if args.child == "all_reduce":
             result = _all_reduce_child(rounds, repeats)
         else:
-            result = _step_child(steps, distributed=args.child == "ddp")
+            result = _step_child(steps, args.child == "ddp", args.trace_dir)
         if os.environ.get("RANK", "0") == "0":
             print(json.dumps(result), flush=True)
         return
+    load = os.getloadavg()[0]
     reduce = _launch("all_reduce", 2, args.quick)
-    ddp = _launch("ddp", 2, args.quick)
-    single = _launch("single", 0, args.quick)
-    print(f"load average before: {os.getloadavg()[0]:.2f}; OMP_NUM_THREADS=1 in every process")
+    launches: dict[str, list[dict]] = {"ddp": [], "single": [], "beside": []}
+    for _ in range(1 if args.quick else ROUNDS):  # interleaved, so that load drifts cancel
+        with tempfile.TemporaryDirectory() as trace_dir:
+            ddp = _launch("ddp", 2, args.quick, trace_dir)
+            launches["ddp"].append({**ddp, **_in_flight_share(trace_dir)})
+        launches["single"].append(_launch("single", 0, args.quick))
+        # two independent processes, no communication: one rank's compute beside the other's
+        launches["beside"].append(_launch("single", 2, args.quick))
+    ddp, single, beside = (_median_launch(launches[k]) for k in ("ddp", "single", "beside"))
+    print(
+        f"load average before: {load:.2f}, after: {os.getloadavg()[0]:.2f}; "
+        f"OMP_NUM_THREADS=1 in every process; step times: the median of {len(launches['ddp'])} "
+        "interleaved launches' medians"
+    )
     print("| workload | tensorkit | reference | ratio |")
     print("|---|---|---|---|")
     print(
@@ -195,6 +240,17 @@ def main() -> None:
         f"after backward: {ddp['hidden_share']:.0%} hidden) | "
         f"one process, same batch: {single['step_ms']:.2f} ms | "
         f"{ddp['step_ms'] / single['step_ms']:.2f}x time |"
+    )
+    print(
+        f"| the same DDP step against one process beside a second one running the same steps "
+        f"| {ddp['step_ms']:.2f} ms | one process beside another: {beside['step_ms']:.2f} ms | "
+        f"{ddp['step_ms'] / beside['step_ms']:.2f}x time |"
+    )
+    shares = ", ".join(f"rank {n} {share:.0%}" for n, share in enumerate(ddp["per_rank"]))
+    print(
+        f"profiled DDP steps (tensorkit.notebook.build_ranks): "
+        f"{ddp['in_flight_hidden_share']:.0%} of the collectives' time in flight overlapped "
+        f"backward compute ({shares})"
     )
 
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import importlib.util
 import re
 from pathlib import Path
 
@@ -122,4 +123,13 @@ def test_notebook_runs(name):
             for o in cell.outputs
             if "application/vnd.jupyter.widget-view+json" in o.get("data", {})
         ]
-        assert len(views) == 1  # the profile view linked to the tape's graph
+        if importlib.util.find_spec("mpi4py") is None:
+            assert "tk.distributed needs mpi4py" in text
+            assert len(views) == 1  # the profile view linked to the tape's graph
+        else:
+            ranks = re.findall(r"rank (\d): compute [\d.]+ ms, communication [\d.]+ ms", text)
+            assert ranks == ["0", "1"] and text.count("hidden under backward") == 2
+            assert len(views) == 2  # the linked profile view, then the ranks' view
+            ranks_view = views[1]["data"][MIME_TYPE]["profile"]["ranks"]
+            assert [r["rank"] for r in ranks_view["ranks"]] == [0, 1]
+            assert 0 <= ranks_view["hidden_share"] <= 1

@@ -1,6 +1,8 @@
 """Collectives as profiled ranges: each finished operation, while a ``tk.profiler.profile``
 is open, is added to it as a range named ``distributed.<op>`` (phase "distributed") from its
-start to its completion, with its bytes and group in ``distributed_ops``."""
+start to its completion, with its bytes and group in ``distributed_ops``; the time a rank
+blocked in ``Work.wait`` is a range named ``distributed.wait`` (what the rank's ops did not
+compute: a post-accumulate-grad hook that waits runs inside its AccumulateGrad op)."""
 
 from __future__ import annotations
 
@@ -8,9 +10,10 @@ from typing import Any
 
 from .. import _ranges
 
-__all__ = ["PHASE", "record"]
+__all__ = ["PHASE", "WAIT", "record", "record_wait"]
 
 PHASE = "distributed"
+WAIT = "distributed.wait"
 
 
 def record(op: str, start_ns: int, end_ns: int, nbytes: int, group: Any) -> None:
@@ -29,3 +32,9 @@ def record(op: str, start_ns: int, end_ns: int, nbytes: int, group: Any) -> None
                 "end_ns": end_ns,
             }
         )
+
+
+def record_wait(start_ns: int, end_ns: int) -> None:
+    """Add one blocking wait for collectives to every open profile."""
+    for profiler in _ranges.profilers:
+        profiler.add_range(WAIT, start_ns, end_ns, 0, PHASE)

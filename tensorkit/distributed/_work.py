@@ -6,6 +6,8 @@ import time
 from collections.abc import Callable
 from typing import Protocol
 
+from . import _profiling
+
 __all__ = ["DistBackendError", "Work"]
 
 
@@ -31,7 +33,8 @@ _MAX_PAUSE_SECONDS = 1e-4
 
 class Work:
     """One started collective: ``wait()`` blocks until it finished (or ``timeout`` passed,
-    raising ``DistBackendError``), then runs the finishing step (copy back, AVG's division)."""
+    raising ``DistBackendError``), then runs the finishing step (copy back, AVG's division);
+    a profile open meanwhile gets the blocked time as a ``distributed.wait`` range."""
 
     def __init__(
         self,
@@ -57,12 +60,14 @@ class Work:
         """Block until the operation has finished; raise ``DistBackendError`` on timeout."""
         if self._done:
             return True
+        blocked_ns = time.perf_counter_ns()
         limit = self._timeout_s if timeout is None else _seconds(timeout)
         if limit is None:
             for pending in self._pending:
                 pending.wait()
         else:
             self._poll_until(self._started + limit if timeout is None else time.monotonic() + limit)
+        _profiling.record_wait(blocked_ns, time.perf_counter_ns())
         self._complete()
         return True
 

@@ -9,6 +9,7 @@ ipywidgets. They are imported lazily, so this package works without them.
 from .. import _notebook_hooks
 from .check import check_graph, check_node
 from .graph_model import build_graph, to_text
+from .rank_model import build_ranks
 from .recording import Recording, RecordingError, open_recording, save_tape
 from .recording_html import to_html
 from .replay import PassRecorder
@@ -22,10 +23,12 @@ __all__ = [
     "open_recording",
     "to_html",
     "build_graph",
+    "build_ranks",
     "check_graph",
     "check_node",
     "show",
     "show_compiled",
+    "show_ranks",
     "step_backward",
     "to_text",
 ]
@@ -52,6 +55,14 @@ def show_compiled(source, **kwargs):
     from .jit_graph import show_compiled as _show_compiled
 
     return _show_compiled(source, **kwargs)
+
+
+def show_ranks(traces, **kwargs):
+    """The per-rank view of a distributed run's traces (needs anywidget); see
+    :func:`tensorkit.notebook.profile_widget.show_ranks`."""
+    from .profile_widget import show_ranks as _show_ranks
+
+    return _show_ranks(traces, **kwargs)
 
 
 def step_backward(loss, **kwargs):

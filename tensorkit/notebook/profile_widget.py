@@ -7,12 +7,14 @@ puts it beside a :class:`~tensorkit.notebook.widgets.GraphWidget` of a Tape reco
 same profile (side by side where the output is wide enough, stacked where it is not), the two
 selections linked in Python: a row selects its op's node (a backward op, the node of the
 forward op it differentiates; the graph view pans to the selected node), a node selects its
-op's row.
+op's row. :func:`show_ranks` shows a distributed run's ranks (``model["ranks"]``,
+:func:`~tensorkit.notebook.rank_model.build_ranks`) in the same widget.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
+from pathlib import Path
 from typing import Any
 
 import anywidget
@@ -22,6 +24,7 @@ import traitlets
 from ..autograd.tape import Tape, TapeEntry
 from .graph_model import build_graph
 from .profile_model import MAX_ROWS, build_profile, selection_links
+from .rank_model import MAX_BARS, build_ranks
 from .recorded import recording_payload
 from .widgets import STATIC, GraphWidget, _FallbackHTML
 
@@ -30,11 +33,16 @@ __all__ = [
     "ProfileWidget",
     "linked_view",
     "show_profile",
+    "show_ranks",
 ]
+
+#: The timing of a ranks-only profile model (:func:`show_ranks`).
+RANKS_TIMING = "host wall time of each rank's ops and collectives, on the ranks' common clock"
 
 
 class ProfileWidget(_FallbackHTML, anywidget.AnyWidget):
-    """Per-op table, time by module, memory timeline and allocator blocks of one profile."""
+    """Per-op table, time by module, memory timeline and allocator blocks of one profile; the
+    ranks' compute and communication where the model has ``ranks``."""
 
     _esm = STATIC / "profile.js"
     _css = STATIC / "widgets.css"
@@ -163,3 +171,13 @@ def _check_same_profile(prof: Any, tape: Tape) -> None:
             "the tape holds no profiled ops: record it inside the same "
             "`with tk.profiler.profile():` block"
         )
+
+
+def show_ranks(traces: dict | Sequence[str | Path], *, max_bars: int = MAX_BARS) -> ProfileWidget:
+    """The profile view of a distributed run: a track per rank with its compute and its
+    collectives side by side, and the share of communication hidden under backward.
+    ``traces``: the Chrome traces each rank exported, or their ``tk.profiler.merge_traces``
+    document (see :func:`~tensorkit.notebook.rank_model.build_ranks`)."""
+    ranks = build_ranks(traces, max_bars=max_bars)
+    model = {"timing_mode": RANKS_TIMING, "total_ops": 0, "rows": [], "modules": [], "ranks": ranks}
+    return ProfileWidget(model=model)

@@ -347,6 +347,19 @@ PROFILE = Obj(
             )
         ),
         "blocks": nullable(MapOf(ANY)),
+        "ranks": nullable(
+            Obj(
+                {
+                    "span_ns": INT,
+                    "ranks": ListOf(
+                        Obj(
+                            {"rank": INT, "compute": ListOf(ANY), "comm": ListOf(ANY)},
+                            {"hidden_share": nullable(NUMBER)},
+                        )
+                    ),
+                }
+            )
+        ),
     },
 )
 BACKWARD_STEP = Obj({}, {"index": INT, "node": STR, "forward_entry": nullable(INT)})

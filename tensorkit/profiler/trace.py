@@ -8,7 +8,8 @@ Memory is a counter event (``ph: "C"``) after each op. The GPU work of CUDA ops 
 events) is on a track of its own per device (thread 100 + the device index), placed by
 ``gpu_start_ns``; the op's args carry ``gpu_time_us`` too. The timing mode is in
 ``otherData``, with the host clock at time 0 (``start_ns``) and, under tk.distributed, the
-rank and world size, which ``merge_traces`` reads.
+rank and world size, which ``merge_traces`` reads; a collective's range carries its bytes
+and group in its args.
 """
 
 from __future__ import annotations
@@ -40,6 +41,10 @@ def trace_events(prof: Any) -> list[dict]:
         for tid, name in _THREAD_NAMES.items()
     ]
     gpu_tids: set[int] = set()
+    collectives = {  # tk.distributed's ops, by their range: bytes and group in the args
+        (f"distributed.{op['name']}", op["start_ns"]): {"bytes": op["bytes"], "group": op["group"]}
+        for op in getattr(prof, "distributed_ops", [])
+    }
     for rng in sorted(prof._ranges, key=lambda r: (r.start_ns, -r.end_ns)):
         composite = rng.composite
         events.append(
@@ -51,7 +56,7 @@ def trace_events(prof: Any) -> list[dict]:
                 "dur": rng.duration_ns / 1e3,
                 "pid": PID,
                 "tid": _op_thread(rng.phase) if composite else RANGE_TID,
-                "args": {},
+                "args": collectives.get((rng.name, rng.start_ns), {}),
             }
         )
     for r in prof.records:

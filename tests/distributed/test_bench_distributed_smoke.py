@@ -1,7 +1,9 @@
-"""Smoke run of bench/bench_distributed.py: it launches its ranks and prints both rows."""
+"""Smoke run of bench/bench_distributed.py: it launches its ranks and prints its rows and the
+per-rank view's share."""
 
 from __future__ import annotations
 
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -22,3 +24,6 @@ def test_quick_run_prints_both_workloads() -> None:
     assert "| all_reduce 16 MB float32, 2 ranks |" in proc.stdout
     assert "x bandwidth |" in proc.stdout and "x time |" in proc.stdout
     assert "hidden) | one process, same batch:" in proc.stdout
+    assert "| one process beside another: " in proc.stdout
+    share = re.search(r"(\d+)% of the collectives' time in flight overlapped backward", proc.stdout)
+    assert share and 0 <= int(share.group(1)) <= 100, proc.stdout

@@ -1,8 +1,10 @@
 /**
  * The profile view widget (anywidget front end): the sortable per-op table, time by module
  * and by function (bars with their phase legend), the memory timeline (with axes and a
- * legend) and the allocator's blocks. Synced traits: `model` (read) and `selected` (a
- * profiler event index, -1 for none; written on row and timeline clicks).
+ * legend), the allocator's blocks, and a distributed run's ranks (a track per rank: compute
+ * and communication side by side, the share hidden under backward). Synced traits: `model`
+ * (read) and `selected` (a profiler event index, -1 for none; written on row and timeline
+ * clicks).
  */
 
 import { h, legendItem, s } from "./dom.js";
@@ -12,7 +14,9 @@ import {
   cellText,
   linkedIndices,
   groupBars,
+  hiddenText,
   nextSort,
+  rankTracks,
   sortRows,
   stateTotals,
   timelineScale,
@@ -23,6 +27,9 @@ import {
  * measured), the margins hold the axes' labels. */
 const TIMELINE = { width: 640, height: 150, margin: { left: 60, right: 14, top: 10, bottom: 34 } };
 const PHASES = ["forward", "backward", "optimizer"];
+/** The ranks' timeline: a fixed viewBox that scales to the output's width; per rank a compute
+ * lane above a communication lane. */
+const RANKS = { width: 640, lane: 12, gap: 3, track: 36, margin: { left: 56, right: 14, top: 6 } };
 /** The module name of ops outside any nn module (as tensorkit.notebook.profile_model). */
 const NO_MODULE = "(no module)";
 
@@ -267,6 +274,74 @@ function timeline(memory, onSelect) {
   };
 }
 
+/**
+ * A distributed run's ranks: one track per rank (its compute bars coloured by phase, its
+ * collectives below them, on the ranks' common clock), a summary line per rank and the share
+ * of all communication hidden under backward.
+ */
+function rankView(ranks) {
+  const { width, lane, gap, track, margin } = RANKS;
+  const layout = rankTracks(ranks, width);
+  const axisY = layout.tracks.length * track;
+  const height = margin.top + axisY + 30;
+  const rect = (b, cls) =>
+    s("rect", { class: cls, x: b.x.toFixed(1), width: b.w.toFixed(1), height: lane }, [
+      s("title", { text: b.title }),
+    ]);
+  const tracks = layout.tracks.map((t, n) => {
+    const label = `rank ${t.rank}`;
+    const place = `translate(0,${n * track})`;
+    return s("g", { class: "tk-rank-track", "data-rank": t.rank, transform: place }, [
+      s("text", { class: "tk-rank-label", x: -6, y: lane, "text-anchor": "end", text: label }),
+      s("g", { class: "tk-rank-compute" }, t.compute.map((b) => rect(b, `tk-rank-${b.phase}`))),
+      s(
+        "g",
+        { class: "tk-rank-comm", transform: `translate(0,${lane + gap})` },
+        t.comm.map((b) => rect(b, "tk-rank-collective")),
+      ),
+    ]);
+  });
+  const axis = s("g", { class: "tk-axis tk-axis-x", transform: `translate(0,${axisY})` }, [
+    s("line", { x1: 0, x2: width, y1: 0, y2: 0 }),
+    ...layout.ticks.flatMap((tick) => {
+      const x = layout.x(tick).toFixed(1);
+      return [
+        s("line", { x1: x, x2: x, y1: 0, y2: 4 }),
+        s("text", { x, y: 15, "text-anchor": "middle", text: timeText(tick) }),
+      ];
+    }),
+  ]);
+  const svg = s(
+    "svg",
+    {
+      class: "tk-profile-ranks",
+      viewBox: `0 0 ${width + margin.left + margin.right} ${height}`,
+    },
+    [s("g", { transform: `translate(${margin.left},${margin.top})` }, [...tracks, axis])],
+  );
+  const legend = h("div", { class: "tk-legend" }, [
+    ...PHASES.map((phase) => legendItem({ swatchClass: `tk-phase-swatch-${phase}` }, phase)),
+    legendItem({ swatchClass: "tk-rank-swatch-collective" }, "collective (start to completion)"),
+  ]);
+  const total =
+    ranks.hidden_share == null
+      ? "no communication recorded"
+      : `all ranks: ${hiddenText(ranks.hidden_share)} (${timeText(ranks.hidden_ns)} of ` +
+        `${timeText(ranks.comm_ns)} communication)`;
+  const summaries = layout.tracks.map((t) =>
+    h("tr", { "data-rank": t.rank }, [
+      h("td", { text: `rank ${t.rank}` }),
+      h("td", { class: "tk-muted", text: t.summary }),
+    ]),
+  );
+  return h("div", { class: "tk-ranks" }, [
+    h("div", { class: "tk-rank-share", text: total }),
+    legend,
+    svg,
+    h("table", { class: "tk-profile-groups tk-rank-summary" }, [h("tbody", {}, summaries)]),
+  ]);
+}
+
 /** The allocator's blocks, coloured by state after the event chosen with a slider. */
 function blockView(view) {
   const last = Math.max(0, view.events - 1);
@@ -339,8 +414,10 @@ function render({ model, el }) {
     const functions = groupTable(data.functions, "function");
     const memory = data.memory ? timeline(data.memory, select) : null;
     const omitted = data.omitted || {};
+    const ranks = data.ranks;
+    const ops = rows.length > 0 || !ranks; // a ranks-only model (show_ranks) has no op table
     const summary =
-      `${data.total_ops || 0} ops` +
+      (ops ? `${data.total_ops || 0} ops` : `${ranks.ranks.length} ranks`) +
       (omitted.count
         ? ` · showing the ${rows.length} most expensive; ${omitted.count} more ` +
           `(${timeText(omitted.host_time_ns)} host time) not shown`
@@ -350,11 +427,20 @@ function render({ model, el }) {
         h("span", { text: summary }),
         h("span", { class: "tk-status", text: `timing: ${data.timing_mode || "?"}` }),
       ]),
-      section("Ops (click a header to sort, a row to select)", [rowLegend(), table.element]),
-      section("Time by module", [modules.element]),
-      section("Time by function (conv2d, linear, ... with their ops; other ops by name)", [
-        functions.element,
-      ]),
+      ranks
+        ? section("Ranks: compute and communication (hover a bar for its time)", [
+            rankView(ranks),
+          ])
+        : "",
+      ops
+        ? section("Ops (click a header to sort, a row to select)", [rowLegend(), table.element])
+        : "",
+      ops ? section("Time by module", [modules.element]) : "",
+      ops
+        ? section("Time by function (conv2d, linear, ... with their ops; other ops by name)", [
+            functions.element,
+          ])
+        : "",
       memory ? section("Memory", [memory.element]) : "",
       data.blocks ? section("Allocator blocks", [blockView(data.blocks)]) : "",
     );

@@ -276,3 +276,59 @@ export function groupBars(groups, key) {
     parts: Object.entries(g.host_ns).map(([phase, ns]) => ({ phase, ns, fraction: ns / top })),
   }));
 }
+
+/**
+ * Round ticks of a time axis from 0 to `spanNs` (at most `count` + 1), in nanoseconds.
+ * @param {number} spanNs
+ * @param {number} [count]
+ * @returns {number[]}
+ */
+export function timeTicks(spanNs, count = 5) {
+  const step = niceStep(spanNs, count);
+  const ticks = [];
+  for (let n = 0; n * step <= spanNs * (1 + 1e-12); n++) ticks.push(n * step);
+  return ticks;
+}
+
+/**
+ * "42% hidden under backward", or what there is to say when a rank had no communication.
+ * @param {number|null} share
+ * @returns {string}
+ */
+export function hiddenText(share) {
+  if (share == null) return "no communication";
+  return `${numberText(Math.round(share * 100))}% hidden under backward`;
+}
+
+/**
+ * The ranks' tracks in a plot `width` pixels wide: per rank its compute bars (by phase) and its
+ * communication bars as {x, w} in pixels (at least 1 px wide, so a short collective stays
+ * visible), the summary line under its label and the time axis's ticks.
+ * @param {object} ranks the model's `ranks` (rank_model.build_ranks)
+ * @param {number} width
+ * @returns {{x: (ns: number) => number, ticks: number[], tracks: {rank: number, summary: string,
+ *   compute: {x: number, w: number, phase: string, title: string}[],
+ *   comm: {x: number, w: number, title: string}[]}[]}}
+ */
+export function rankTracks(ranks, width) {
+  const span = Math.max(1, ranks.span_ns);
+  const x = (ns) => (ns / span) * width;
+  const bar = (start, stop) => ({ x: x(start), w: Math.max(1, x(stop) - x(start)) });
+  const tracks = ranks.ranks.map((r) => ({
+    rank: r.rank,
+    summary:
+      `compute ${timeText(r.compute_ns)} · communication ${timeText(r.comm_ns)}` +
+      ` (${r.collectives} collectives, ${bytesText(r.bytes)}; waited ${timeText(r.wait_ns)})` +
+      ` · ${hiddenText(r.hidden_share)}`,
+    compute: r.compute.map(([start, stop, phase]) => ({
+      ...bar(start, stop),
+      phase,
+      title: `${phase} ${timeText(stop - start)}`,
+    })),
+    comm: r.comm.map(([start, stop, names]) => ({
+      ...bar(start, stop),
+      title: `${names.join(", ")} ${timeText(stop - start)}`,
+    })),
+  }));
+  return { x, ticks: timeTicks(span), tracks };
+}

@@ -9,10 +9,13 @@ import {
   indexTicks,
   linkedIndices,
   groupBars,
+  hiddenText,
   nextSort,
   niceStep,
+  rankTracks,
   sortRows,
   stateTotals,
+  timeTicks,
   timelineScale,
   visibleColumns,
 } from "../src/profile_logic.js";
@@ -152,4 +155,77 @@ test("groupBars scales phases by the largest group", () => {
   assert.deepEqual(bars[1].parts, [{ phase: "forward", ns: 200, fraction: 0.5 }]);
   const functions = groupBars([{ function: "conv2d", total_ns: 5, host_ns: { forward: 5 } }], "function");
   assert.equal(functions[0].name, "conv2d");
+});
+
+const RANKS = {
+  span_ns: 10_000_000,
+  comm_ns: 5_000_000,
+  hidden_ns: 2_000_000,
+  hidden_share: 0.4,
+  ranks: [
+    {
+      rank: 0,
+      compute: [
+        [0, 2_000_000, "forward"],
+        [2_000_000, 6_000_000, "backward"],
+      ],
+      comm: [[4_000_000, 8_000_000, ["all_reduce"]]],
+      compute_ns: 6_000_000,
+      comm_ns: 4_000_000,
+      wait_ns: 2_000_000,
+      hidden_ns: 2_000_000,
+      hidden_share: 0.5,
+      collectives: 2,
+      bytes: 2048,
+    },
+    {
+      rank: 1,
+      compute: [[0, 9_000_000, "backward"]],
+      comm: [[9_999_000, 10_000_000, ["all_reduce", "barrier"]]],
+      compute_ns: 9_000_000,
+      comm_ns: 1_000,
+      wait_ns: 0,
+      hidden_ns: 0,
+      hidden_share: 0,
+      collectives: 1,
+      bytes: 0,
+    },
+  ],
+};
+
+test("rankTracks places each rank's compute and communication bars on one clock", () => {
+  const layout = rankTracks(RANKS, 500);
+  assert.equal(layout.x(5_000_000), 250);
+  assert.deepEqual(
+    layout.tracks.map((t) => t.rank),
+    [0, 1],
+  );
+  const [zero, one] = layout.tracks;
+  assert.deepEqual(
+    zero.compute.map(({ x, w, phase }) => [x, w, phase]),
+    [
+      [0, 100, "forward"],
+      [100, 200, "backward"],
+    ],
+  );
+  assert.deepEqual(
+    zero.comm.map(({ x, w }) => [x, w]),
+    [[200, 200]],
+  );
+  assert.equal(zero.comm[0].title, "all_reduce 4 ms");
+  assert.equal(zero.compute[1].title, "backward 4 ms");
+  assert.equal(one.comm[0].w, 1); // 1 us would be 0.05 px: drawn 1 px wide
+  assert.equal(one.comm[0].title, "all_reduce, barrier 1 µs");
+  assert.match(zero.summary, /compute 6 ms · communication 4 ms \(2 collectives, 2 KiB/);
+  assert.match(zero.summary, /waited 2 ms\) · 50% hidden under backward$/);
+  assert.match(one.summary, /0% hidden under backward$/);
+  assert.deepEqual(layout.ticks, [0, 2e6, 4e6, 6e6, 8e6, 10e6]);
+});
+
+test("timeTicks and hiddenText", () => {
+  assert.deepEqual(timeTicks(1000, 5), [0, 200, 400, 600, 800, 1000]);
+  assert.deepEqual(timeTicks(900, 5), [0, 200, 400, 600, 800]);
+  assert.equal(hiddenText(null), "no communication");
+  assert.equal(hiddenText(0.123), "12% hidden under backward");
+  assert.equal(hiddenText(1), "100% hidden under backward");
 });

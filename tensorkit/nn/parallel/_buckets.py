@@ -1,5 +1,6 @@
-"""Gradient buckets of DistributedDataParallel: parameters in reverse order, grouped by dtype
-and device up to a byte cap, each with one flat buffer that is all-reduced as a whole."""
+"""Gradient buckets of DistributedDataParallel: parameters in the order their gradients become
+ready, grouped by dtype and device up to a byte cap, each with one flat buffer that is
+all-reduced as a whole."""
 
 from __future__ import annotations
 
@@ -10,7 +11,9 @@ from ...tensor import Tensor, wrap
 
 __all__ = ["Bucket", "make_buckets"]
 
-FIRST_BUCKET_BYTES = 1024 * 1024  # torch's first bucket is small, so communication starts early
+# torch's dist._DEFAULT_FIRST_BUCKET_BYTES: with the default bucket_cap_mb the first bucket is
+# small, so communication starts early
+FIRST_BUCKET_BYTES = 1024 * 1024
 
 
 @dataclass(eq=False)
@@ -38,21 +41,24 @@ class Bucket:
         self.used = [False] * len(self.params)
 
 
-def make_buckets(params: list[Tensor], cap_bytes: int) -> list[Bucket]:
-    """Buckets over ``params`` taken in reverse order (the order backward produces them)."""
+def make_buckets(ready_order: list[Tensor], cap_bytes: int, first_cap_bytes: int) -> list[Bucket]:
+    """Buckets over parameters in the order their gradients become ready (reverse parameter
+    order before the first backward), as torch's ``_compute_bucket_assignment_by_size``: a
+    bucket closes once it holds at least its limit (the parameter that reaches the limit is
+    its last), the first bucket's limit being ``first_cap_bytes``; a change of dtype or
+    device closes it too."""
     groups: list[list[Tensor]] = []
-    sizes: list[int] = []
-    keys: list[tuple] = []
-    for param in reversed(params):
-        key = (param.dtype, param.device)
-        limit = min(FIRST_BUCKET_BYTES, cap_bytes) if len(groups) == 1 else cap_bytes
-        if groups and keys[-1] == key and sizes[-1] + param.nbytes <= limit:
-            groups[-1].append(param)
-            sizes[-1] += param.nbytes
-        else:
-            groups.append([param])
-            sizes.append(param.nbytes)
-            keys.append(key)
+    size = 0
+    key: tuple | None = None
+    closed = True
+    for param in ready_order:
+        if closed or (param.dtype, param.device) != key:
+            groups.append([])
+            size = 0
+            key = (param.dtype, param.device)
+        groups[-1].append(param)
+        size += param.nbytes
+        closed = size >= (first_cap_bytes if len(groups) == 1 else cap_bytes)
     return [_bucket(group) for group in groups]
 
 

@@ -2,8 +2,10 @@
 ranks during backward, as torch's.
 
 At construction rank 0's parameters and buffers are broadcast to every rank. Gradients are
-grouped into buckets in reverse parameter order (``_buckets``); a post-accumulate-grad hook
-per parameter copies its gradient into its bucket, and a full bucket starts an asynchronous
+grouped into buckets in reverse parameter order (``_buckets``), rebuilt at the forward after
+the first reduction in the order rank 0's gradients became ready; a post-accumulate-grad hook
+per parameter copies its gradient, divided by the world size, into its bucket (as torch's
+default hook divides before it reduces), and a full bucket starts an asynchronous
 all-reduce at once (buckets start in the same order on every rank), so communication
 overlaps the rest of backward. When the last bucket has started, the hook waits for all of
 them and writes the averages back into ``.grad``.
@@ -23,7 +25,7 @@ from ..._backend import cpu
 from ...autograd.grad_mode import is_grad_enabled, no_grad
 from ...tensor import Tensor, wrap
 from ..modules.module import Module
-from ._buckets import Bucket, make_buckets
+from ._buckets import FIRST_BUCKET_BYTES, Bucket, make_buckets
 
 __all__ = ["DistributedDataParallel"]
 
@@ -88,15 +90,17 @@ class DistributedDataParallel(Module):
         self.require_backward_grad_sync = True
         self.world_size = dist.get_world_size(process_group)
         cap_mb = 25.0 if bucket_cap_mb is None else float(bucket_cap_mb)
+        self._cap_bytes = int(cap_mb * 1024 * 1024)
+        # as torch: a small first bucket only with the default cap
+        self._first_cap_bytes = FIRST_BUCKET_BYTES if bucket_cap_mb is None else self._cap_bytes
         self._names = {id(p): name for name, p in module.named_parameters()}
         self._params = params
+        self._position = {id(p): n for n, p in enumerate(params)}
         self._verify_same_model()
         self._sync_module_states()
-        self._buckets = make_buckets(params, int(cap_mb * 1024 * 1024))
-        self._where: dict[int, tuple[Bucket, int]] = {}
-        for bucket in self._buckets:
-            for index, param in enumerate(bucket.params):
-                self._where[id(param)] = (bucket, index)
+        self._set_buckets(list(reversed(params)))
+        self._ready_order: list[int] | None = []  # recorded during the first reduction
+        self._rebuild_order: list[int] | None = None
         self._next_bucket = 0
         self._expect_reduction = False
         self._handles = [p.register_post_accumulate_grad_hook(self._grad_ready) for p in params]
@@ -123,6 +127,22 @@ class DistributedDataParallel(Module):
                     f"{shapes})"
                 )
 
+    def _set_buckets(self, ready_order: list[Tensor]) -> None:
+        self._buckets = make_buckets(ready_order, self._cap_bytes, self._first_cap_bytes)
+        self._where: dict[int, tuple[Bucket, int]] = {}
+        for bucket in self._buckets:
+            for index, param in enumerate(bucket.params):
+                self._where[id(param)] = (bucket, index)
+
+    def _rebuild_buckets(self) -> None:
+        """At the forward after the first reduction, buckets in the order rank 0's gradients
+        became ready (as torch's reducer rebuilds them), the same on every rank."""
+        order = wrap(np.array(self._rebuild_order, dtype=np.int64), cpu)
+        self._rebuild_order = None
+        src = dist.get_process_group_ranks(self.process_group)[0]
+        dist.broadcast(order, src=src, group=self.process_group)
+        self._set_buckets([self._params[i] for i in order._data])
+
     def _rank(self) -> int:
         return dist.get_rank(self.process_group)
 
@@ -137,6 +157,8 @@ class DistributedDataParallel(Module):
     def forward(self, *inputs: Any, **kwargs: Any) -> Any:
         if self._expect_reduction:
             self._raise_unfinished()
+        if self._rebuild_order is not None:
+            self._rebuild_buckets()
         if self.broadcast_buffers and self.world_size > 1:
             src = dist.get_process_group_ranks(self.process_group)[0]
             with no_grad():
@@ -188,14 +210,16 @@ class DistributedDataParallel(Module):
         bucket, index = self._where[id(param)]
         if bucket.ready[index]:
             return
+        if self._ready_order is not None:
+            self._ready_order.append(self._position[id(param)])
         bucket.ready[index] = True
         bucket.used[index] = local_grad
         slot = bucket.slot(index)
         grad = param.grad
         if grad is None:
             slot[...] = 0
-        elif grad._data is not slot and not _same_memory(grad._data, slot):
-            slot[...] = grad._data
+        else:  # divided on the way in, as torch's hook (one pass; the sum is then the mean)
+            param._device.xp.divide(grad._data, self.world_size, out=slot)
         bucket.pending -= 1
         self._launch_ready_buckets()
 
@@ -214,7 +238,6 @@ class DistributedDataParallel(Module):
         used_anywhere = self._used_anywhere() if self.find_unused_parameters else None
         for bucket in self._buckets:
             bucket.work.wait()
-            bucket.buffer._data /= self.world_size
             for index, param in enumerate(bucket.params):
                 if used_anywhere is not None and not used_anywhere[id(param)]:
                     continue  # no rank used it: its .grad stays as it was, as in torch
@@ -225,6 +248,8 @@ class DistributedDataParallel(Module):
                     param.grad = wrap(slot.copy(), param._device)
                 else:
                     param.grad._data[...] = slot
+        if self._ready_order is not None:  # the next forward rebuilds the buckets
+            self._rebuild_order, self._ready_order = self._ready_order, None
 
     def _used_anywhere(self) -> dict[int, bool]:
         """Whether some rank's forward used each parameter (one small all-reduce)."""
@@ -245,12 +270,6 @@ class DistributedDataParallel(Module):
             yield
         finally:
             self.require_backward_grad_sync = previous
-
-
-def _same_memory(a: Any, b: Any) -> bool:
-    """Whether two arrays of the same device overlap (a gradient that is its bucket's view)."""
-    module = np if isinstance(a, np.ndarray) else __import__("cupy")
-    return bool(module.shares_memory(a, b))
 
 
 def _reached_leaves(output: Any) -> set[int]:

@@ -78,11 +78,48 @@ def matches_single_process() -> None:
             assert_grads(ddp, reference, f"step {step} {options}")
             ddp_opt.step()
             ref_opt.step()
-    many = DDP(Net(), bucket_cap_mb=0.0002)
-    assert len(many._buckets) > 2
+    many = DDP(Net(), bucket_cap_mb=0.0001)  # 104 bytes: each bucket closes at its weight
+    assert [len(b.params) for b in many._buckets] == [2, 2, 2], many._buckets
     first = many._buckets[0].params
     assert first[0] is list(many.module.parameters())[-1]  # buckets in reverse order
+    rebuilt_after_the_first_reduction()
     print("ok matches single process", flush=True)
+
+
+class Backwards(nn.Module):
+    """Layers registered in the reverse of the order forward uses them."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.last = nn.Linear(16, 2)
+        self.first = nn.Linear(6, 16)
+
+    def forward(self, x: tk.Tensor) -> tk.Tensor:
+        return self.last(tk.relu(self.first(x)))
+
+
+def rebuilt_after_the_first_reduction() -> None:
+    """Buckets start in reverse parameter order, then follow the order gradients became ready
+    (as torch's reducer rebuilds them); gradients stay right across the rebuild."""
+    tk.manual_seed(RANK)
+    ddp = DDP(Backwards(), bucket_cap_mb=0.0001)
+    reference = Backwards()
+    reference.load_state_dict(ddp.module.state_dict())
+
+    def first_bucket() -> set[str]:
+        return {ddp._names[id(p)] for p in ddp._buckets[0].params}
+
+    assert first_bucket() == {"first.weight", "first.bias"}, first_bucket()
+    for step in range(3):
+        ddp.zero_grad()
+        reference.zero_grad()
+        loss(ddp, X[step][MINE], Y[step][MINE]).backward()
+        loss(reference, X[step], Y[step]).backward()
+        assert_grads(ddp, reference, f"rebuilt buckets, step {step}")
+        if step == 0:  # rebuilt at the next forward, as torch's
+            assert first_bucket() == {"first.weight", "first.bias"}, first_bucket()
+        else:
+            assert first_bucket() == {"last.weight", "last.bias"}, first_bucket()
 
 
 def no_sync_accumulates() -> None:
