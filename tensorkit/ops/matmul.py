@@ -8,7 +8,7 @@ from collections import namedtuple
 from typing import Any
 
 from ..tensor import Tensor
-from ._apply import COMMON, SAVE_INPUTS, OpDef, apply, same_real_float
+from ._apply import COMMON, SAVE_INPUTS, OpDef, apply
 from .shape import broadcast_shapes
 
 
@@ -16,29 +16,19 @@ def _matmul_forward(xp: Any, a: Any, b: Any) -> Any:
     return xp.matmul(a, b)
 
 
-def _matmul_rule(ctx: Any, g: Tensor) -> tuple:
+def _matmul_rule(ctx: Any, xp: Any, saved: tuple, g: Any) -> tuple:
     """``g @ b^H`` and ``a^H @ g`` (the conjugate transposes: PyTorch's complex gradient)."""
-    a, b = ctx.saved_tensors
-    grad_a = matmul(g, b.mH) if ctx.edges[0] is not None else None
-    grad_b = matmul(a.mH, g) if ctx.edges[1] is not None else None
-    return grad_a, grad_b
-
-
-def _matmul_arrays(ctx: Any, xp: Any, g: Any) -> Any:
-    a, b = ctx.saved_arrays()
-    if not same_real_float(g, a, b):
-        return NotImplemented
-    first, second = ctx.edges
-    grad_a = xp.matmul(g, xp.swapaxes(b, -1, -2)) if first is not None else None
-    grad_b = xp.matmul(xp.swapaxes(a, -1, -2), g) if second is not None else None
+    a, b = saved
+    grad_a = xp.matmul(g, xp.mH(b)) if ctx.edges[0] is not None else None
+    grad_b = xp.matmul(xp.mH(a), g) if ctx.edges[1] is not None else None
     return grad_a, grad_b
 
 
 _MATMUL = OpDef(
     "matmul",
     _matmul_forward,
-    _matmul_rule,
-    array_rule=_matmul_arrays,
+    None,
+    rule=_matmul_rule,
     promote=COMMON,
     saves=SAVE_INPUTS,
     node_name="MmBackward0",
