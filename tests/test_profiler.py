@@ -338,7 +338,7 @@ def test_composite_functions_cost_a_check_when_no_profile_is_active() -> None:
 
     x = tk.randn(1, 1, 4, 4)
     weight = tk.randn(1, 1, 3, 3)
-    assert not _ranges.profilers
+    assert not _ranges.range_observers()
     out = tk.nn.functional.conv2d(x, weight)
     assert not _ranges.scopes and out.shape == (1, 1, 2, 2)
     assert tk.nn.functional.conv2d.__wrapped__.__name__ == "conv2d"  # signature kept

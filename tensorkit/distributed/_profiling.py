@@ -15,7 +15,7 @@ PHASE = "distributed"
 
 def record(op: str, start_ns: int, end_ns: int, nbytes: int, group: Any) -> None:
     """Add one finished collective to every open profile (nothing when none is open)."""
-    for profiler in _ranges.profilers:
+    for profiler in _ranges.range_observers():
         profiler.add_range(f"distributed.{op}", start_ns, end_ns, 0, PHASE)
         ops = profiler.__dict__.setdefault("distributed_ops", [])
         ops.append(
