@@ -319,8 +319,8 @@ class profile:  # noqa: N801 (PyTorch's name)
         shapes: tuple | None = None,
         site: tuple | None = None,
     ) -> None:
-        """The extra fields with memory. Freed, live (on the CPU) and peak bytes are derived from memory's history
-        when records are read (``_resolve_memory``): here, only the history's position."""
+        """The extra fields with memory. Freed, live (on the CPU) and peak bytes are derived
+        from memory's history when records are read (``_resolve_memory``): here, only the history's position."""
         if device != "cpu":
             self._record_cuda_memory(device, shapes, site)
         else:
