@@ -320,7 +320,8 @@ class profile:  # noqa: N801 (PyTorch's name)
         site: tuple | None = None,
     ) -> None:
         """The extra fields with memory. Freed, live (on the CPU) and peak bytes are derived
-        from memory's history when records are read (``_resolve_memory``): here, only the history's position."""
+        from memory's history when records are read (``_resolve_memory``): here, only the
+        history's position."""
         if device != "cpu":
             self._record_cuda_memory(device, shapes, site)
         else:
