@@ -251,8 +251,27 @@ def add_to_grad(leaf: Tensor, g: Tensor) -> None:
     """Accumulate out of place, so no gradient handed out earlier (a step's record, a user's
     tensor passed as ``gradient=``) is ever changed behind its holder's back."""
     if leaf.grad is None:
-        # Own the memory: a rule may return a broadcast or other view, which must not be
-        # stored as .grad (it would be read-only or alias another tensor).
-        leaf.grad = g.clone() if g._base is not None or g._data.base is not None else g
+        leaf.grad = g if _storable(g) else g.clone()
     else:
         leaf.grad = sum_gradients(leaf.grad, g)
+
+
+def _storable(g: Tensor) -> bool:
+    """Whether ``g`` may become a ``.grad`` as it is: not a view of another Tensor, and its
+    array owns its memory or is a writable view of all of its base's (a transposed or
+    reshaped fresh result of a rule: as unshared as the base itself). A broadcast (read-only)
+    or partial view would be read-only or alias other memory, so it is copied."""
+    if g._base is not None:
+        return False
+    data = g._data
+    base = data.base
+    if base is None:
+        return True
+    flags = data.flags
+    return (
+        type(base) is type(data)
+        and base.base is None
+        and getattr(flags, "writeable", True)  # CuPy arrays are always writable
+        and data.nbytes == base.nbytes
+        and (flags.c_contiguous or flags.f_contiguous)
+    )

@@ -47,6 +47,10 @@ class ArraySpace:
     def swapaxes(self, x: Any, axis0: int, axis1: int) -> Any:
         return self.xp.swapaxes(x, axis0, axis1)
 
+    @staticmethod
+    def column_major(x: Any) -> bool:
+        return _column_major(x)
+
     def contiguous(self, x: Any) -> Any:
         return ascontiguousarray(self.xp, x)
 
@@ -81,11 +85,19 @@ class _TensorSpace:
         self.reshape = shape.reshape
         self.swapaxes = shape.transpose
         self.contiguous = lambda x: x.contiguous()
+        self.column_major = lambda x: _column_major(x._data)
         self.expand_reduced = reduction.expand_reduced
         self.op = _apply.apply
 
 
 TENSORS = _TensorSpace()
+
+
+def _column_major(array: Any) -> bool:
+    """Whether ``array`` is a matrix laid out by columns (a transposed C-ordered one, as
+    ``weight.T`` in a linear layer is): its gradient is best made in the same layout."""
+    flags = array.flags
+    return array.ndim == 2 and flags.f_contiguous and not flags.c_contiguous
 
 
 def tensor_rule(rule: Callable) -> Callable:

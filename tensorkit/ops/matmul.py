@@ -17,10 +17,24 @@ def _matmul_forward(xp: Any, a: Any, b: Any) -> Any:
 
 
 def _matmul_rule(ctx: Any, xp: Any, saved: tuple, g: Any) -> tuple:
-    """``g @ b^H`` and ``a^H @ g`` (the conjugate transposes: PyTorch's complex gradient)."""
+    """``g @ b^H`` and ``a^H @ g`` (the conjugate transposes: PyTorch's complex gradient).
+
+    A matrix operand laid out by columns (``weight.T`` in ``x @ weight.T``) gets its gradient
+    in that layout, as ``(b @ g^H)^H`` or ``(g^H @ a)^H``, as PyTorch's mm backward does: then
+    the transpose's own gradient is the weight's C-ordered array, stored as ``.grad`` without
+    a copy."""
     a, b = saved
-    grad_a = xp.matmul(g, xp.mH(b)) if ctx.edges[0] is not None else None
-    grad_b = xp.matmul(xp.mH(a), g) if ctx.edges[1] is not None else None
+    grad_a = grad_b = None
+    if ctx.edges[0] is not None:
+        if xp.column_major(a) and g.ndim == 2:
+            grad_a = xp.mH(xp.matmul(b, xp.mH(g)))
+        else:
+            grad_a = xp.matmul(g, xp.mH(b))
+    if ctx.edges[1] is not None:
+        if xp.column_major(b) and g.ndim == 2:
+            grad_b = xp.mH(xp.matmul(xp.mH(g), a))
+        else:
+            grad_b = xp.matmul(xp.mH(a), g)
     return grad_a, grad_b
 
 
