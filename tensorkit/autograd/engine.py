@@ -20,7 +20,7 @@ from typing import Any
 from .. import _state
 from ..tensor import Tensor
 from .graph import Node, edge_of
-from .node_work import add_to_grad, run_post_accumulate_hooks, sum_into
+from .node_work import add_to_grad, run_post_accumulate_hooks, sum_gradients, sum_into
 from .runners import PlainRunner, TensorRunner
 
 __all__ = ["BackwardStep", "backward_steps", "backward", "grad"]
@@ -130,45 +130,68 @@ def _execute(
 
     index = 0
     pop, push = heapq.heappop, heapq.heappush
-    while ready:
-        node = pop(ready)[2]
-        buffer = pending.pop(node, None)
-        grads_out = None
-        if buffer is not None:
-            # Grad mode and the phase observers read change only while this node's work runs
-            # (its rule, and the sums its gradients join): between steps, a paused iterator
-            # leaves the user's modes as they were.
-            user_grad_mode = _state.grad_enabled
-            _state.grad_enabled = create_graph
-            watched = _state.observing
-            if watched:  # observers attribute the rule's ops to this node
-                previous = (_state.phase, _state.backward_node)
-                _state.phase, _state.backward_node = "backward", node
-            try:
-                grads_out = runner.run(node, buffer, index)
-                if grads_out:  # send each gradient to its input's buffer
-                    for edge, g in zip(node.edges, grads_out, strict=True):
-                        if edge is not None and g is not None:
-                            sum_into(_slots(pending, edge[0]), edge[1], g)
-            except Exception as error:
-                if getattr(error, "backward_node", None) is None:
-                    error.backward_node = node  # tools (the stepper) show where it failed
-                raise
-            finally:
-                _state.grad_enabled = user_grad_mode
-                if watched:
-                    _state.phase, _state.backward_node = previous
-        for edge in node.edges:  # count the edges as done, whether gradients flowed or not
-            if edge is not None:
-                child = edge[0]
-                remaining = dependencies[child] - 1
-                dependencies[child] = remaining
-                if remaining == 0:
-                    push(ready, (-child.seq, id(child), child))
-        if grads_out is not None:
-            if describe:
-                yield runner.step
-            index += 1
+    run = runner.run
+    # Grad mode is the pass's (``create_graph``) while the engine runs and the user's while a
+    # paused iterator waits: code running between steps sees its own modes.
+    user_grad_mode = _state.grad_enabled
+    _state.grad_enabled = create_graph
+    try:
+        while ready:
+            node = pop(ready)[2]
+            buffer = pending.pop(node, None)
+            edges = node.edges
+            grads_out = None
+            if buffer is not None:
+                watched = _state.observing
+                if watched:  # observers attribute the rule's ops (and sums) to this node
+                    outer = (_state.phase, _state.backward_node)
+                    _state.phase, _state.backward_node = "backward", node
+                try:
+                    grads_out = run(node, buffer, index)
+                    if grads_out:  # send each gradient to its input's buffer, count the edge
+                        for edge, g in zip(edges, grads_out, strict=True):
+                            if edge is None:
+                                continue
+                            child = edge[0]
+                            if g is not None:
+                                slots = pending.get(child)
+                                if slots is None:
+                                    meta = child.output_meta
+                                    slots = [None] * (1 if meta is None else len(meta))
+                                    pending[child] = slots
+                                nr = edge[1]
+                                held = slots[nr]
+                                slots[nr] = g if held is None else sum_gradients(held, g)
+                            remaining = dependencies[child] - 1
+                            dependencies[child] = remaining
+                            if remaining == 0:
+                                push(ready, (-child.seq, id(child), child))
+                        edges = ()
+                except Exception as error:
+                    if getattr(error, "backward_node", None) is None:
+                        error.backward_node = node  # tools (the stepper) show where it failed
+                    raise
+                finally:
+                    if watched:
+                        _state.phase, _state.backward_node = outer
+            for edge in edges:  # no gradient flows on: count the edges as done
+                if edge is not None:
+                    child = edge[0]
+                    remaining = dependencies[child] - 1
+                    dependencies[child] = remaining
+                    if remaining == 0:
+                        push(ready, (-child.seq, id(child), child))
+            if grads_out is not None:
+                if describe:
+                    _state.grad_enabled = user_grad_mode
+                    try:
+                        yield runner.step
+                    finally:
+                        user_grad_mode = _state.grad_enabled
+                        _state.grad_enabled = create_graph
+                index += 1
+    finally:
+        _state.grad_enabled = user_grad_mode
     return plan.captured
 
 

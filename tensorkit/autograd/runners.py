@@ -80,12 +80,24 @@ class PlainRunner:
         self.retain_graph = retain_graph
         self.known = {id(g._data): g for g in plan.root_grads}
         self.home = _numpy_device(self.known)
+        self.kind: type | None = None  # the gradient arrays' type, and its rule namespace
+        self.space: Any = None
 
     @staticmethod
     def carry(g: Tensor) -> Any:
         return g._data
 
     def run(self, node: Node, buffer: list, index: int) -> tuple | None:
+        if _state.observing or node._has_hooks or self.plan.targets:
+            return self._run_watched(node, buffer, index)
+        grads_out = self.on_arrays(node, buffer)
+        if grads_out is None:
+            return self._on_tensors(node, buffer, index)
+        return grads_out
+
+    def _run_watched(self, node: Node, buffer: list, index: int) -> tuple | None:
+        """``run`` for a node with hooks, a pass with captured inputs, or observers: node-level
+        observers get one NodeEvent; anything that needs Tensors gets them."""
         plan = self.plan
         event = None
         if (
@@ -101,7 +113,7 @@ class PlainRunner:
                 and not _state.ops_in_backward
                 and (not plan.targets or (node in plan.needed and node not in plan.targets))
             ):
-                grads_out = self._on_arrays(node, buffer)
+                grads_out = self.on_arrays(node, buffer)
             if grads_out is None:
                 grads_out = self._on_tensors(node, buffer, index)
         except BaseException:
@@ -112,7 +124,7 @@ class PlainRunner:
             _node_finished(event, grads_out)
         return grads_out
 
-    def _on_arrays(self, node: Node, buffer: list) -> tuple | None:
+    def on_arrays(self, node: Node, buffer: list) -> tuple | None:
         """The node's work without Tensors, or None where it needs them."""
         if type(node) is AccumulateGrad:
             if node.variable._leaf_hooks:
@@ -122,17 +134,22 @@ class PlainRunner:
         rule = getattr(node.op, "rule", None)
         if rule is None:
             return None
-        if (
-            node.output_meta is not None
-            and any(g is None for g in buffer)
-            and node.attrs.get("materialize_grads", True)
-        ):
+        if len(buffer) == 1:
+            first = buffer[0]
+        elif any(g is None for g in buffer) and node.attrs.get("materialize_grads", True):
             return None  # the Tensor path makes the missing gradients zeros
+        else:
+            first = next((g for g in buffer if g is not None), None)
         saved = node.saved_arrays()
-        first = _arrays_agree(buffer, saved)
-        if first is None:
+        if first is None or not _arrays_agree(first, buffer, saved):
             return None
-        grads_out = rule(node, array_space(first), saved, *buffer)
+        kind = type(first)
+        if kind is self.kind:
+            space = self.space
+        else:
+            space = self.space = array_space(first)
+            self.kind = kind
+        grads_out = rule(node, space, saved, *buffer)
         if type(grads_out) is not tuple:
             grads_out = (grads_out,)
         for g, meta in zip(grads_out, node.input_meta, strict=True):
@@ -166,32 +183,27 @@ class PlainRunner:
         return tuple([None if g is None else g._data for g in grads_out])
 
 
-def _arrays_agree(buffer: list, saved: tuple) -> Any:
-    """The first gradient array, when every gradient and saved array shares its real floating
-    dtype (Python ints and floats count, being weak): then a rule's NumPy arithmetic is its
-    Tensor arithmetic exactly, with no promotion or conjugation. None otherwise."""
-    first = None
-    for g in buffer:
-        if g is None:
-            continue
-        if first is None:
-            first = g
-            np_dtype = g.dtype
-            if np_dtype.kind != "f":
-                return None
-        elif g.dtype != np_dtype:
-            return None
-    if first is None:
-        return None
+def _arrays_agree(first: Any, buffer: list, saved: tuple) -> bool:
+    """Whether the gradients (``first`` the first of them) and saved arrays share one real
+    floating dtype (Python ints and floats count, being weak): then a rule's NumPy arithmetic
+    is its Tensor arithmetic exactly, with no promotion or conjugation."""
+    np_dtype = first.dtype
+    if np_dtype.kind != "f":
+        return False
+    if len(buffer) > 1:
+        for g in buffer:
+            if g is not None and g.dtype != np_dtype:
+                return False
     for value in saved:
-        kind = type(value)
-        if kind is float or kind is int or value is None:
+        if value is None or type(value) in _WEAK:
             continue
-        if getattr(value, "dtype", None) != np_dtype or not hasattr(value, "shape"):
-            return None
-    return first
+        dtype = getattr(value, "dtype", None)
+        if dtype is not np_dtype and dtype != np_dtype:
+            return False
+    return True
 
 
+_WEAK = (float, int)
 _SPACES: dict[type, Any] = {}
 
 

@@ -48,6 +48,10 @@ class ArraySpace:
         return self.xp.swapaxes(x, axis0, axis1)
 
     @staticmethod
+    def permute(x: Any, axes: tuple) -> Any:
+        return x.transpose(axes)
+
+    @staticmethod
     def column_major(x: Any) -> bool:
         return _column_major(x)
 
@@ -84,6 +88,7 @@ class _TensorSpace:
         self.sum = lambda x, axis, keepdims=False: reduction.sum(x, axis, keepdims)
         self.reshape = shape.reshape
         self.swapaxes = shape.transpose
+        self.permute = shape.permute
         self.contiguous = lambda x: x.contiguous()
         self.column_major = lambda x: _column_major(x._data)
         self.expand_reduced = reduction.expand_reduced
