@@ -18,21 +18,21 @@ FORWARD = [
     "permute", "matmul", "add", "relu", "permute", "matmul", "add",
     "expand", "expand", "sub", "mul", "mean",
 ]  # fmt: skip
-# With backward_ops=True: (backward op, the forward op whose gradient rule ran it). A weight
-# (used as weight.T, column-major) gets its gradient as (g^T @ x)^T, so the transpose's
-# gradient is a fresh C-ordered product, stored as .grad without a copy; so is the bias's.
-# (By default backward is one record per node: test_profiler_backward.)
+# With backward_ops=True: (backward op, the forward op whose gradient rule ran it); None: a
+# leaf's accumulation. A weight used as weight.T (column-major) gets its gradient as
+# (g^T @ x)^T, in its own layout. (By default backward is one record per node:
+# test_profiler_backward.)
 BACKWARD = [
     ("view", "mean"), ("expand", "mean"), ("div", "mean"),
     ("mul", "mul"), ("mul", "mul"), ("add", "mul"),
-    ("sum", "add"), ("view", "add"),
+    ("sum", "add"), ("view", "add"), ("clone", None),
     ("permute", "matmul"), ("matmul", "matmul"),
     ("permute", "matmul"), ("matmul", "matmul"), ("permute", "matmul"),
-    ("permute", "permute"),
+    ("permute", "permute"), ("clone", None),
     ("threshold_backward", "relu"),
-    ("sum", "add"), ("view", "add"),
+    ("sum", "add"), ("view", "add"), ("clone", None),
     ("permute", "matmul"), ("matmul", "matmul"), ("permute", "matmul"),  # weight only
-    ("permute", "permute"),
+    ("permute", "permute"), ("clone", None),
 ]  # fmt: skip
 
 

@@ -20,7 +20,7 @@ from typing import Any
 from .. import _state
 from ..tensor import Tensor
 from .graph import Node, edge_of
-from .node_work import add_to_grad, run_post_accumulate_hooks, sum_gradients, sum_into
+from .node_work import _storable, add_to_grad, run_post_accumulate_hooks, sum_gradients, sum_into
 from .runners import PlainRunner, TensorRunner
 
 __all__ = ["BackwardStep", "backward_steps", "backward", "grad"]
@@ -333,7 +333,7 @@ def _accumulate_into_inputs(
     captured = _captured_gradients(tensors, grad_tensors, retain_graph, create_graph, inputs)
     for t, g in zip(inputs, captured, strict=True):
         if g is not None and not t._retains_grad:  # a retained non-leaf already has it
-            add_to_grad(t, g if create_graph else g.detach())
+            add_to_grad(t, g if create_graph else g.detach(), _storable(g))
             run_post_accumulate_hooks(t)
 
 

@@ -237,7 +237,8 @@ def accumulate(node: AccumulateGrad, g: Tensor, create_graph: bool) -> None:
             replaced = hook(g)
             if replaced is not None:
                 g = _check_hook_result(hook, g, replaced)
-    add_to_grad(leaf, g if create_graph else g.detach())
+    storable = _storable(g)
+    add_to_grad(leaf, g if create_graph else g.detach(), storable)
     run_post_accumulate_hooks(leaf)
 
 
@@ -247,20 +248,22 @@ def run_post_accumulate_hooks(leaf: Tensor) -> None:
             hook(leaf)
 
 
-def add_to_grad(leaf: Tensor, g: Tensor) -> None:
+def add_to_grad(leaf: Tensor, g: Tensor, storable: bool) -> None:
     """Accumulate out of place, so no gradient handed out earlier (a step's record, a user's
-    tensor passed as ``gradient=``) is ever changed behind its holder's back."""
+    tensor passed as ``gradient=``) is ever changed behind its holder's back. The first
+    gradient becomes ``.grad`` as it is when ``storable`` (see ``_storable``), else a copy."""
     if leaf.grad is None:
-        leaf.grad = g if _storable(g) else g.clone()
+        leaf.grad = g if storable else g.clone()
     else:
         leaf.grad = sum_gradients(leaf.grad, g)
 
 
 def _storable(g: Tensor) -> bool:
-    """Whether ``g`` may become a ``.grad`` as it is: not a view of another Tensor, and its
-    array owns its memory or is a writable view of all of its base's (a transposed or
-    reshaped fresh result of a rule: as unshared as the base itself). A broadcast (read-only)
-    or partial view would be read-only or alias other memory, so it is copied."""
+    """Whether ``g`` may become a ``.grad`` as it is: not a view of another Tensor (a view op's
+    output, as the Tensor runner's rules make them, is copied, so a Tape sees the op that made
+    each ``.grad``), and its array owns its memory or is a writable view of all of its base's
+    (a transposed or reshaped fresh result of a rule, as the plain runner holds them: as
+    unshared as the base itself). A broadcast (read-only) or partial view is copied."""
     if g._base is not None:
         return False
     data = g._data
