@@ -1,4 +1,4 @@
-"""nn benchmark: CNN and Transformer training steps and DataLoader throughput, tk vs torch.
+"""nn benchmark: MLP, CNN and Transformer training steps and DataLoader throughput, tk vs torch.
 
     python bench/bench_nn.py                  # full run (about two minutes on 2 cores)
     python bench/bench_nn.py --quick          # smoke run, few repeats, a smaller dataset
@@ -8,7 +8,11 @@ Like ``bench_core.py``: one child process per library (this script with ``--chil
 prints its results as one JSON line, the timing children alternate over rounds, and each
 number is the median of the round medians. Workload code is written once against the
 PyTorch-style API both libraries share (``lib`` is ``tensorkit`` or ``torch``); both models
-start from the same NumPy-made weights, loaded by parameter name.
+start from the same NumPy-made weights, loaded by parameter name. The MLP step (nn.Linear
+784-512-256-10, F.cross_entropy, optim.SGD, batch 128) is also timed as a hand-written NumPy
+step of the same arithmetic, in the tensorkit child (its target is that floor). Each step's
+peak memory is measured with tracemalloc (NumPy's allocations; torch's allocator is not
+traced, so its column is empty) in one step after the timed ones.
 """
 
 from __future__ import annotations
@@ -45,6 +49,7 @@ NOISY = 1.3  # round-to-round spread that gets a row flagged in the report
 CNN_BATCH = 64
 TF_BATCH, TF_SEQ, TF_DMODEL, TF_HEADS, TF_FF = 16, 128, 128, 4, 512
 LR = 1e-3
+MLP_SIZES, MLP_BATCH, MLP_LR = (784, 512, 256, 10), 128, 0.01
 LOADER_BATCH = 64
 LOADER_WORKERS = 2
 
@@ -53,6 +58,8 @@ LOADER_WORKERS = 2
 class Settings:
     """Repeat counts and sizes for one run."""
 
+    mlp_steps: int
+    mlp_warmup: int
     cnn_steps: int
     cnn_warmup: int
     tf_steps: int
@@ -62,8 +69,8 @@ class Settings:
     rounds: int
 
 
-FULL = Settings(30, 3, 30, 3, 20_000, 2, 3)
-QUICK = Settings(3, 1, 3, 1, 2_000, 1, 1)
+FULL = Settings(100, 10, 30, 3, 30, 3, 20_000, 2, 3)
+QUICK = Settings(3, 1, 3, 1, 3, 1, 2_000, 1, 1)
 
 
 # ------------------------------------------------------------------------------ workloads
@@ -84,19 +91,103 @@ def init_from_numpy(lib: Any, model: Any, seed: int) -> None:
     Matrices and kernels: uniform in +-1/sqrt(fan_in); norm weights 1; biases small uniform.
     The same names and shapes in both libraries give both the same starting point.
     """
-    state = {}
-    for name, value in model.state_dict().items():
-        shape = tuple(value.shape)
-        rng = np.random.default_rng([seed, zlib.crc32(name.encode())])
-        if "norm" in name and name.endswith("weight"):
-            arr = np.ones(shape, np.float32)
-        elif len(shape) >= 2:
-            bound = 1.0 / np.sqrt(np.prod(shape[1:]))
-            arr = rng.uniform(-bound, bound, shape).astype(np.float32)
-        else:
-            arr = rng.uniform(-0.05, 0.05, shape).astype(np.float32)
-        state[name] = lib.tensor(arr)
+    state = {
+        name: lib.tensor(numpy_weight(name, tuple(value.shape), seed))
+        for name, value in model.state_dict().items()
+    }
     model.load_state_dict(state)
+
+
+def numpy_weight(name: str, shape: tuple, seed: int) -> np.ndarray:
+    """The starting value of parameter ``name`` (see ``init_from_numpy``)."""
+    rng = np.random.default_rng([seed, zlib.crc32(name.encode())])
+    if "norm" in name and name.endswith("weight"):
+        return np.ones(shape, np.float32)
+    if len(shape) >= 2:
+        bound = 1.0 / np.sqrt(np.prod(shape[1:]))
+        return rng.uniform(-bound, bound, shape).astype(np.float32)
+    return rng.uniform(-0.05, 0.05, shape).astype(np.float32)
+
+
+def mlp_batch(seed: int) -> tuple[np.ndarray, np.ndarray]:
+    rng = np.random.default_rng(seed + 2)
+    x = rng.standard_normal((MLP_BATCH, MLP_SIZES[0])).astype(np.float32)
+    return x, rng.integers(0, MLP_SIZES[-1], MLP_BATCH).astype(np.int64)
+
+
+def mlp_step_fn(lib: Any, seed: int) -> Callable[[], float]:
+    """One SGD step of nn.Linear 784-512-256-10 with ReLUs and F.cross_entropy."""
+    nn = lib.nn
+    model = nn.Sequential(
+        nn.Linear(MLP_SIZES[0], MLP_SIZES[1]),
+        nn.ReLU(),
+        nn.Linear(MLP_SIZES[1], MLP_SIZES[2]),
+        nn.ReLU(),
+        nn.Linear(MLP_SIZES[2], MLP_SIZES[3]),
+    )
+    init_from_numpy(lib, model, seed)
+    xa, ya = mlp_batch(seed)
+    x, y = lib.tensor(xa), lib.tensor(ya)
+    opt = lib.optim.SGD(model.parameters(), lr=MLP_LR)
+
+    def step() -> float:
+        opt.zero_grad()
+        loss = nn.functional.cross_entropy(model(x), y)
+        loss.backward()
+        opt.step()
+        return float(loss.item())
+
+    return step
+
+
+def numpy_mlp_step_fn(seed: int) -> Callable[[], float]:
+    """The MLP step's arithmetic in NumPy, backward by hand: the floor of the MLP row."""
+    names = [(f"{2 * i}.weight", f"{2 * i}.bias") for i in range(3)]
+    params = []
+    for (wname, bname), fan_in, fan_out in zip(names, MLP_SIZES[:-1], MLP_SIZES[1:], strict=True):
+        params += [
+            numpy_weight(wname, (fan_out, fan_in), seed),
+            numpy_weight(bname, (fan_out,), seed),
+        ]
+    x, labels = mlp_batch(seed)
+    rows = np.arange(MLP_BATCH)
+
+    def step() -> float:
+        w1, b1, w2, b2, w3, b3 = params
+        h1 = x @ w1.T + b1
+        a1 = np.maximum(h1, 0)
+        h2 = a1 @ w2.T + b2
+        a2 = np.maximum(h2, 0)
+        logits = a2 @ w3.T + b3
+        top = logits.max(axis=1, keepdims=True)
+        e = np.exp(logits - top)
+        total = e.sum(axis=1, keepdims=True)
+        loss = float(np.mean(np.log(total[:, 0]) + top[:, 0] - logits[rows, labels]))
+        d3 = e / total
+        d3[rows, labels] -= 1
+        d3 /= MLP_BATCH
+        d2 = (d3 @ w3) * (h2 > 0)
+        d1 = (d2 @ w2) * (h1 > 0)
+        grads = (d1.T @ x, d1.sum(0), d2.T @ a1, d2.sum(0), d3.T @ a2, d3.sum(0))
+        for p, g in zip(params, grads, strict=True):
+            p -= MLP_LR * g
+        return loss
+
+    return step
+
+
+def step_peak_mb(step: Callable[[], object]) -> float:
+    """Peak traced memory above the start of one call of ``step`` (MB, tracemalloc)."""
+    import tracemalloc
+
+    tracemalloc.start()
+    try:
+        tracemalloc.reset_peak()
+        before = tracemalloc.get_traced_memory()[0]
+        step()
+        return (tracemalloc.get_traced_memory()[1] - before) / 2**20
+    finally:
+        tracemalloc.stop()
 
 
 def cnn_step_fn(lib: Any, seed: int) -> Callable[[], float]:
@@ -182,20 +273,24 @@ def bench_loader(lib: Any, s: Settings, seed: int) -> dict[str, float]:
 
 
 def bench_step(
-    key: str, make: Callable[[Any, int], Callable[[], float]], lib: Any, steps: int, warmup: int
+    key: str, make: Callable[[int], Callable[[], float]], steps: int, warmup: int, memory: bool
 ) -> Callable[[int], dict[str, float]]:
-    """A job timing ``steps`` training steps (ms median) and keeping the first/last loss."""
+    """A job timing ``steps`` training steps (ms median), keeping the first/last loss and,
+    with ``memory``, one more step's peak memory."""
 
     def run(seed: int) -> dict[str, float]:
-        step = make(lib, seed)
+        step = make(seed)
         first = step()
         samples = time_calls(step, steps, max(warmup - 1, 0))
         last = step()
-        return {
+        out = {
             f"{key}_ms": median(samples) * 1e3,
             f"{key}_loss_first": first,
             f"{key}_loss_last": last,
         }
+        if memory:
+            out[f"{key}_peak_mb"] = step_peak_mb(step)
+        return out
 
     return run
 
@@ -223,11 +318,23 @@ def child_main(name: str, s: Settings, seed: int, profile: bool) -> None:
     lib = load(name)
     out: dict[str, Any] = {"library": {"version": lib.__version__}, "errors": {}}
     out["library"]["threads"] = lib.get_num_threads()
+    traced = name == "tensorkit"  # tracemalloc sees NumPy's allocations, not torch's
     jobs = {
-        "cnn": bench_step("cnn", cnn_step_fn, lib, s.cnn_steps, s.cnn_warmup),
-        "tf": bench_step("tf", transformer_step_fn, lib, s.tf_steps, s.tf_warmup),
+        "mlp": bench_step(
+            "mlp", lambda sd: mlp_step_fn(lib, sd), s.mlp_steps, s.mlp_warmup, traced
+        ),
+        "cnn": bench_step(
+            "cnn", lambda sd: cnn_step_fn(lib, sd), s.cnn_steps, s.cnn_warmup, traced
+        ),
+        "tf": bench_step(
+            "tf", lambda sd: transformer_step_fn(lib, sd), s.tf_steps, s.tf_warmup, traced
+        ),
         "loader": lambda sd: bench_loader(lib, s, sd),
     }
+    if name == "tensorkit":  # the floor, in the same process and round
+        jobs["mlp_numpy"] = bench_step(
+            "mlp_numpy", numpy_mlp_step_fn, s.mlp_steps, s.mlp_warmup, True
+        )
     for job, run in jobs.items():
         try:
             out.update(run(seed))
@@ -235,6 +342,7 @@ def child_main(name: str, s: Settings, seed: int, profile: bool) -> None:
             out["errors"][job] = traceback.format_exc(limit=8)
     if profile and name == "tensorkit":
         try:
+            out["profile_mlp"] = profile_text(mlp_step_fn(lib, seed), 50)
             out["profile_cnn"] = profile_text(cnn_step_fn(lib, seed), 10)
             out["profile_tf"] = profile_text(transformer_step_fn(lib, seed), 10)
         except Exception:
@@ -253,22 +361,31 @@ class Workload:
     digits: int
     limit: float
     lower_is_better: bool = True
+    floor: str | None = None  # the tensorkit-child key to compare with instead of torch
 
-    def verdict(self, tk: float | None, torch: float | None) -> str:
-        """pass/FAIL against torch, n/a without both numbers."""
-        if tk is None or not torch or not tk:
+    def verdict(self, tk: float | None, other: float | None) -> str:
+        """pass/FAIL against torch (or the floor), n/a without both numbers."""
+        if tk is None or not other or not tk:
             return "n/a"
-        ratio = tk / torch if self.lower_is_better else torch / tk
+        ratio = tk / other if self.lower_is_better else other / tk
         return "pass" if ratio <= self.limit else "FAIL"
 
     @property
     def target(self) -> str:
+        against = "torch" if self.floor is None else "NumPy step"
         if self.lower_is_better:
-            return f"<= {self.limit}x torch"
-        return f">= 1/{self.limit}x torch"
+            return f"<= {self.limit}x {against}"
+        return f">= 1/{self.limit}x {against}"
 
 
 WORKLOADS = (
+    Workload(
+        "mlp_ms",
+        "m  MLP step, nn.Linear 784-512-256-10, CE, SGD, b128 (ms)",
+        2,
+        1.15,
+        floor="mlp_numpy_ms",
+    ),
     Workload("cnn_ms", "a  CNN train step, 64x1x28x28, Adam (ms)", 2, 1.5),
     Workload("tf_ms", "b  Transformer layer step, 16x128x128, Adam (ms)", 2, 1.3),
     Workload("loader_bps", "c  DataLoader, 2 workers, batch 64 (batches/s)", 1, 1.2, False),
@@ -331,9 +448,15 @@ def report_lines(s: Settings, machine: dict[str, Any], results: dict[str, Any]) 
         lines.append(f"BLAS in {name} child: " + ("; ".join(pools) or "none loaded"))
         if "threads" in res.get("library", {}):
             lines.append(f"  {name} intra-op threads: {res['library']['threads']}")
+    mlp_total = s.mlp_steps + max(s.mlp_warmup, 1) + 1
     cnn_total = s.cnn_steps + max(s.cnn_warmup, 1) + 1
     tf_total = s.tf_steps + max(s.tf_warmup, 1) + 1
-    for key, title, total in (("cnn", "CNN", cnn_total), ("tf", "Transformer", tf_total)):
+    for key, title, total in (
+        ("mlp", "MLP", mlp_total),
+        ("mlp_numpy", "NumPy MLP", mlp_total),
+        ("cnn", "CNN", cnn_total),
+        ("tf", "Transformer", tf_total),
+    ):
         losses = [
             f"{n} {r[f'{key}_loss_first']:.4f} -> {r[f'{key}_loss_last']:.4f}"
             for n, r in results.items()
@@ -353,7 +476,8 @@ def report_lines(s: Settings, machine: dict[str, Any], results: dict[str, Any]) 
     if noisy:
         lines.append(f"NOISY (round medians differ by more than {NOISY}x): " + "; ".join(noisy))
     lines.append(
-        f"timing: steps: median of {s.cnn_steps} (CNN) / {s.tf_steps} (Transformer) steps "
+        f"timing: steps: median of {s.mlp_steps} (MLP) / {s.cnn_steps} (CNN) / {s.tf_steps} "
+        "(Transformer) steps "
         f"after warm-up; loader: median of {s.loader_epochs} epochs of {s.loader_items} items; "
         f"{s.rounds} alternating rounds per library, median of the round medians"
     )
@@ -377,14 +501,30 @@ def parent_main(args: argparse.Namespace) -> int:
     rows = []
     for w in WORKLOADS:
         a, b = tk.get(w.key), th.get(w.key)
-        rows.append(Row(w.label, a, b, w.target, w.verdict(a, b), w.digits))
+        other = b if w.floor is None else tk.get(w.floor)
+        rows.append(Row(w.label, a, b, w.target, w.verdict(a, other), w.digits))
+        if w.floor is not None:
+            rows.append(
+                Row("mn hand-written NumPy step, same run (ms)", other, None, "floor", "info")
+            )
+    for key, label in (("mlp", "MLP"), ("cnn", "CNN"), ("tf", "Transformer")):
+        peak = tk.get(f"{key}_peak_mb")
+        rows.append(
+            Row(f"p  peak memory in one {label} step (MB, traced)", peak, None, "-", "info")
+        )
+    peak = tk.get("mlp_numpy_peak_mb")
+    rows.append(Row("pn peak memory in one NumPy MLP step (MB, traced)", peak, None, "-", "info"))
     info = report_lines(s, machine, results)
     payload = {"machine": machine, "settings": asdict(s), "results": results}
     return print_report(
         rows,
         info + notes,
         results,
-        (("profile_cnn", "CNN step x10"), ("profile_tf", "Transformer x10")),
+        (
+            ("profile_mlp", "MLP step x50"),
+            ("profile_cnn", "CNN step x10"),
+            ("profile_tf", "Transformer x10"),
+        ),
         markdown=args.markdown,
         json_path=args.json,
         payload=payload,

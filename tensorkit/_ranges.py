@@ -4,7 +4,9 @@ PyTorch op each, made here of several tensorkit ops).
 
 A composite's range is a parent of the ops it runs, as PyTorch's profiler shows
 ``aten::conv2d`` above its kernels: the op table lists it with its total time, and the
-Chrome trace nests its ops under it; a Tape's entries name the scopes they ran in. Kept
+Chrome trace nests its ops under it; a Tape's entries name the scopes they ran in. A closed
+range reaches the profiles through the observer channel (``report_range``: every active
+observer with an ``add_range`` method), as ops do. Kept
 apart from ``tensorkit.profiler`` (and light) so that ``tk.nn.functional`` can mark its
 composites without importing the profiler: with nothing observing ops, a composite costs
 one flag check per call.
@@ -25,7 +27,6 @@ scopes: list[str] = []  # names of the open ranges (record_function and composit
 # "function" for a composite, "range" for record_function), so that a Tape tells one call
 # from the next and places it among the modules.
 scope_calls: list[tuple[int, str, str]] = []
-profilers: list[Any] = []  # profiles inside their with block (each has ``add_range``)
 composites: set[str] = set()  # the names of the functions marked ``composite``
 
 OPTIMIZER_PREFIX = "Optimizer."  # record_function("Optimizer.step#SGD.step") as in PyTorch
@@ -44,6 +45,19 @@ def close_scope() -> None:
     """Pop the innermost range."""
     scopes.pop()
     scope_calls.pop()
+
+
+def report_range(name: str, start_ns: int, end_ns: int, depth: int, phase: str) -> None:
+    """Hand a closed range to the active observers that record ranges (``add_range``)."""
+    for observer in _state.observers:
+        add_range = getattr(observer, "add_range", None)
+        if add_range is not None:
+            add_range(name, start_ns, end_ns, depth, phase)
+
+
+def range_observers() -> list[Any]:
+    """The active observers that record ranges (open profiles)."""
+    return [o for o in _state.observers if getattr(o, "add_range", None) is not None]
 
 
 def phase_in_scope(phase: str) -> str:
@@ -76,8 +90,6 @@ def composite(function: F) -> F:
         finally:
             end_ns = time.perf_counter_ns()
             close_scope()
-            phase = phase_in_scope(_state.phase)
-            for prof in profilers:
-                prof.add_range(name, start_ns, end_ns, len(scopes), phase)
+            report_range(name, start_ns, end_ns, len(scopes), phase_in_scope(_state.phase))
 
     return marked  # type: ignore[return-value]

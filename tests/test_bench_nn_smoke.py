@@ -8,6 +8,9 @@ from pathlib import Path
 
 BENCH = Path(__file__).resolve().parent.parent / "bench" / "bench_nn.py"
 WORKLOADS = (
+    "m  MLP step, nn.Linear 784-512-256-10",
+    "mn hand-written NumPy step",
+    "p  peak memory in one MLP step",
     "a  CNN train step",
     "b  Transformer layer step",
     "c  DataLoader, 2 workers",

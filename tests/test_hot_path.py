@@ -1,7 +1,8 @@
-"""The engine's plain loop (``backward()``/``grad()`` with nothing recorded or observed) and
-the array-level gradient rules it runs agree bit for bit with the step iterator, which runs
-the Tensor rules; every fallback (hooks, mixed dtypes, complex, broadcasting) still gives the
-iterator's answer, and saved-value checks keep their errors."""
+"""The engine's plain runner (``backward()``/``grad()`` with nothing recorded or observed),
+which runs the ops' namespaced rules on raw arrays, agrees bit for bit with the Tensor runner
+(the step iterator), which runs the same rules on Tensors; every fallback (hooks, mixed
+dtypes, complex, broadcasting) still gives the iterator's answer, and saved-value checks keep
+their errors."""
 
 from __future__ import annotations
 
@@ -133,7 +134,9 @@ def test_grad_with_inputs_in_the_middle_matches_iterator():
     _assert_same(list(run(True)), list(run(False)))
 
 
-def test_root_gradient_reaching_a_leaf_keeps_the_iterators_version_counter():
+def test_root_gradient_reaching_a_leaf_is_copied_on_both_paths():
+    """The user's ``gradient=`` tensor becomes ``.grad`` as a copy (as in PyTorch, which
+    steals a gradient only when nothing else holds it): zeroing ``.grad`` leaves it alone."""
     for plain in (True, False):
         x = tk.tensor([1.0, 2.0], requires_grad=True)
         v = tk.tensor([3.0, 4.0])
@@ -142,8 +145,12 @@ def test_root_gradient_reaching_a_leaf_keeps_the_iterators_version_counter():
             y.backward(v)
         else:
             _grads_by_iterator(y, [x], v)
-        assert x.grad._version_counter is v._version_counter
+        assert not np.shares_memory(x.grad.numpy(), v.numpy())
+        assert x.grad._version_counter is not v._version_counter
         np.testing.assert_array_equal(x.grad.numpy(), [3.0, 4.0])
+        with tk.no_grad():
+            x.grad.zero_()
+        np.testing.assert_array_equal(v.numpy(), [3.0, 4.0])
 
 
 def test_hooks_and_retain_grad_run_on_the_plain_path():
@@ -241,21 +248,21 @@ def test_an_observer_started_during_backward_sees_what_the_iterator_shows():
     np.testing.assert_allclose(grad, expected, rtol=1e-6)
 
 
-def test_plain_backward_runs_the_array_rules(monkeypatch):
+def test_plain_backward_runs_the_rules_on_arrays(monkeypatch):
     from tensorkit.ops import binary, matmul, reduction, unary
+    from tensorkit.ops._rule_space import ArraySpace
 
     ran = []
 
     def counted(op):
-        rule = op.array_rule
+        rule = op.rule
 
-        def wrapper(ctx, xp, *grads):
-            result = rule(ctx, xp, *grads)
-            if result is not NotImplemented:
-                ran.append(op.name)
-            return result
+        def wrapper(ctx, xp, *args):
+            assert isinstance(xp, ArraySpace)
+            ran.append(op.name)
+            return rule(ctx, xp, *args)
 
-        monkeypatch.setattr(op, "array_rule", wrapper)
+        monkeypatch.setattr(op, "rule", wrapper)
 
     ops = [binary._ADD, binary._SUB, binary._MUL, reduction._MEAN, matmul._MATMUL]
     ops += [unary._OPS[name] for name in ("sin", "exp", "tanh", "relu")]
@@ -271,12 +278,12 @@ def test_plain_backward_runs_the_array_rules(monkeypatch):
 
 
 @pytest.mark.parametrize("backward_ops", [False, True])
-def test_a_profile_keeps_the_array_rules_unless_it_records_backward_ops(monkeypatch, backward_ops):
+def test_a_profile_keeps_the_plain_runner_unless_it_records_backward_ops(monkeypatch, backward_ops):
     from tensorkit.ops import binary
 
     ran = []
-    rule = binary._MUL.array_rule
-    monkeypatch.setattr(binary._MUL, "array_rule", lambda *args: ran.append(1) or rule(*args))
+    rule = binary._MUL.rule
+    monkeypatch.setattr(binary._MUL, "rule", lambda *args: ran.append(1) or rule(*args))
     x = tk.ones(3, requires_grad=True)
     with tk.profiler.profile(backward_ops=backward_ops):
         (x * x).sum().backward()

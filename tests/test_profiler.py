@@ -19,16 +19,19 @@ FORWARD = [
     "expand", "expand", "sub", "mul", "mean",
 ]  # fmt: skip
 # With backward_ops=True: (backward op, the forward op whose gradient rule ran it); None: a
-# leaf's accumulation. (By default backward is one record per node: test_profiler_backward.)
+# leaf's accumulation. A weight used as weight.T (column-major) gets its gradient as
+# (g^T @ x)^T, in its own layout. (By default backward is one record per node:
+# test_profiler_backward.)
 BACKWARD = [
     ("view", "mean"), ("expand", "mean"), ("div", "mean"),
     ("mul", "mul"), ("mul", "mul"), ("add", "mul"),
     ("sum", "add"), ("view", "add"), ("clone", None),
-    ("permute", "matmul"), ("matmul", "matmul"), ("permute", "matmul"), ("matmul", "matmul"),
+    ("permute", "matmul"), ("matmul", "matmul"),
+    ("permute", "matmul"), ("matmul", "matmul"), ("permute", "matmul"),
     ("permute", "permute"), ("clone", None),
     ("threshold_backward", "relu"),
     ("sum", "add"), ("view", "add"), ("clone", None),
-    ("permute", "matmul"), ("matmul", "matmul"),  # the input needs no grad: weight only
+    ("permute", "matmul"), ("matmul", "matmul"), ("permute", "matmul"),  # weight only
     ("permute", "permute"), ("clone", None),
 ]  # fmt: skip
 
@@ -338,7 +341,7 @@ def test_composite_functions_cost_a_check_when_no_profile_is_active() -> None:
 
     x = tk.randn(1, 1, 4, 4)
     weight = tk.randn(1, 1, 3, 3)
-    assert not _ranges.profilers
+    assert not _ranges.range_observers()
     out = tk.nn.functional.conv2d(x, weight)
     assert not _ranges.scopes and out.shape == (1, 1, 2, 2)
     assert tk.nn.functional.conv2d.__wrapped__.__name__ == "conv2d"  # signature kept

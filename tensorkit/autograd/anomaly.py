@@ -1,5 +1,10 @@
 """Anomaly detection: ``detect_anomaly()`` remembers where each forward op was called and makes
-a NaN or inf produced in backward raise an error that shows that place."""
+a NaN or inf produced in backward raise an error that shows that place.
+
+It is an op observer like any other (``_state.add_observer``): each recorded op's event gives
+it the new node, whose forward stack it keeps, and each backward step its gradients, which it
+checks. Being an op-level observer, it makes the engine run every node on Tensors.
+"""
 
 from __future__ import annotations
 
@@ -33,10 +38,10 @@ class detect_anomaly:  # noqa: N801
 
     def __enter__(self) -> None:
         self._saved = (_state.anomaly, _state.anomaly_check_nan)
-        _state.anomaly, _state.anomaly_check_nan = True, self.check_nan
+        _set_mode(True, self.check_nan)
 
     def __exit__(self, *exc: object) -> None:
-        _state.anomaly, _state.anomaly_check_nan = self._saved
+        _set_mode(*self._saved)
 
     def __call__(self, func: Any) -> Any:
         import functools
@@ -58,7 +63,34 @@ class set_detect_anomaly(detect_anomaly):  # noqa: N801
 
     def __enter__(self) -> None:
         self._saved = (_state.anomaly, _state.anomaly_check_nan)
-        _state.anomaly, _state.anomaly_check_nan = self.mode, self.check_nan
+        _set_mode(self.mode, self.check_nan)
+
+
+class AnomalyObserver:
+    """The observer anomaly mode adds while it is on (one for the process)."""
+
+    def op_started(self, event: Any) -> None:
+        pass
+
+    def op_finished(self, event: Any) -> None:
+        if event.node is not None:
+            remember_forward_trace(event.node)
+
+    def backward_step(self, step: Any) -> None:
+        check_gradients(step.node, step.grads_out)
+
+
+_OBSERVER = AnomalyObserver()
+
+
+def _set_mode(enabled: bool, check_nan: bool) -> None:
+    """Turn anomaly mode on or off: the flags ``is_anomaly_enabled`` reads, and the observer."""
+    _state.anomaly, _state.anomaly_check_nan = enabled, check_nan
+    active = _OBSERVER in _state.observers
+    if enabled and not active:
+        _state.add_observer(_OBSERVER)
+    elif not enabled and active:
+        _state.remove_observer(_OBSERVER)
 
 
 def remember_forward_trace(node: Any) -> None:

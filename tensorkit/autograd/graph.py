@@ -112,6 +112,8 @@ class Node:
         what array-level rules read."""
         if self._freed:
             raise RuntimeError(FREED_MESSAGE)
+        if self._saved_inputs is None and self._saved_outputs is None:
+            return ()
         saved: list = []
         if self._saved_inputs is not None:
             for entry in self._saved_inputs:

@@ -18,7 +18,7 @@ WAIT = "distributed.wait"
 
 def record(op: str, start_ns: int, end_ns: int, nbytes: int, group: Any) -> None:
     """Add one finished collective to every open profile (nothing when none is open)."""
-    for profiler in _ranges.profilers:
+    for profiler in _ranges.range_observers():
         profiler.add_range(f"distributed.{op}", start_ns, end_ns, 0, PHASE)
         ops = profiler.__dict__.setdefault("distributed_ops", [])
         ops.append(
@@ -36,5 +36,5 @@ def record(op: str, start_ns: int, end_ns: int, nbytes: int, group: Any) -> None
 
 def record_wait(start_ns: int, end_ns: int) -> None:
     """Add one blocking wait for collectives to every open profile."""
-    for profiler in _ranges.profilers:
+    for profiler in _ranges.range_observers():
         profiler.add_range(WAIT, start_ns, end_ns, 0, PHASE)

@@ -42,8 +42,6 @@ class CompiledNode(Node):
 class _CompiledOp:
     """The engine's view of a compiled graph: a name and a gradient rule."""
 
-    array_rule = None
-
     def __init__(self, compiled: CompiledGraph, name: str) -> None:
         self.compiled = compiled
         self.name = name

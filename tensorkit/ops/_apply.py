@@ -27,6 +27,7 @@ from .._dtype import (
 )
 from ..autograd.graph import Node, grad_accumulator, node_class
 from ..tensor import Tensor, VersionCounter, check_not_inference, wrap
+from ._rule_space import tensor_rule
 
 # How an op treats differing input dtypes:
 KEEP = "keep"  # no promotion: the op takes its inputs as they are
@@ -52,15 +53,12 @@ class OpDef:
     ``key`` names the op in ``OPS`` (tk.jit's graphs and saved files): its ``name`` unless
     two ops share a name; a key already taken raises.
 
-    ``array_rule(ctx, xp, *grads)`` is an optional copy of the rule's arithmetic on raw arrays
-    (reading ``ctx.saved_arrays()``), which the engine runs for a first-order backward that
-    nothing records or observes, skipping op dispatch. It must compute exactly the NumPy
-    operations the Tensor rule would, and returns ``NotImplemented`` for inputs it does not
-    cover (then the Tensor rule runs).
+    ``rule(ctx, xp, saved, *grads)``, given instead of ``backward``, is the gradient rule
+    written over a namespace (see ``ops._rule_space``): the engine's plain runner runs it on
+    raw arrays, and ``backward`` is the same rule on Tensors. One rule, two kinds of values.
     """
 
     __slots__ = (
-        "array_rule",
         "backward",
         "forward",
         "key",
@@ -70,6 +68,7 @@ class OpDef:
         "node_name",
         "outputs",
         "promote",
+        "rule",
         "saves",
         "view",
     )
@@ -86,7 +85,7 @@ class OpDef:
         outputs: int = 1,
         node_name: str | None = None,
         moves_device: bool = False,
-        array_rule: Callable | None = None,
+        rule: Callable | None = None,
         key: str | None = None,
     ) -> None:
         self.name = name
@@ -97,13 +96,13 @@ class OpDef:
         self.node_name = node_name or "".join(p.capitalize() for p in name.split("_")) + "Backward0"
         self.node_class = node_class(self.node_name)
         self.forward = forward
-        self.backward = backward
+        self.rule = rule
+        self.backward = backward if rule is None else tensor_rule(rule)
         self.promote = promote
         self.saves = saves
         self.view = view
         self.outputs = outputs
         self.moves_device = moves_device
-        self.array_rule = array_rule
 
     def __repr__(self) -> str:
         return f"OpDef({self.name!r})"
@@ -138,20 +137,6 @@ _WEAK_SCALARS = {
     "u": (int, bool),
     "b": (bool,),
 }
-
-
-def same_real_float(g: Any, *values: Any) -> bool:
-    """Whether ``g`` has a real floating dtype that every value shares (a Python int or float
-    counts, being weak): then an array rule's NumPy arithmetic is the Tensor rule's exactly,
-    with no promotion and no complex conjugation in between."""
-    np_dtype = g.dtype
-    if np_dtype.kind != "f":
-        return False
-    for value in values:
-        kind = type(value)
-        if kind is not float and kind is not int and getattr(value, "dtype", None) is not np_dtype:
-            return False
-    return True
 
 
 def unwrap(op: OpDef, inputs: tuple) -> tuple[list, Any, bool]:
@@ -298,10 +283,6 @@ def make_node(op: Any, inputs: tuple, attrs: dict) -> Node:
         if _state.inference_tensors_made:
             check_not_inference(inputs)
         node._saved_inputs = saved
-    if _state.anomaly:
-        from ..autograd.anomaly import remember_forward_trace
-
-        remember_forward_trace(node)
     return node
 
 

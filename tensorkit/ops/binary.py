@@ -13,7 +13,7 @@ from typing import Any
 
 from .._dtype import CLAMP_COMPLEX, no_kernel
 from ..tensor import Tensor, wrap
-from ._apply import COMMON, FLOAT, SAVE_BOTH, SAVE_INPUTS, OpDef, apply, same_real_float
+from ._apply import COMMON, FLOAT, SAVE_BOTH, SAVE_INPUTS, OpDef, apply
 from .complex import conj
 
 __all__ = [
@@ -80,34 +80,21 @@ __all__ = [
 ]
 
 
-def _add_rule(ctx: Any, g: Tensor) -> tuple:
+# Rules over a namespace (``ops._rule_space``): ``xp`` works on Tensors and on raw arrays.
+def _add_rule(ctx: Any, xp: Any, saved: tuple, g: Any) -> tuple:
     first, second = ctx.edges
     if second is None:
         return g, None
     alpha = ctx.attrs.get("alpha", 1)
-    return (g if first is not None else None), (g if alpha == 1 else g * _conj(alpha))
+    return (g if first is not None else None), (g if alpha == 1 else g * xp.conj(alpha))
 
 
-def _sub_rule(ctx: Any, g: Tensor) -> tuple:
+def _sub_rule(ctx: Any, xp: Any, saved: tuple, g: Any) -> tuple:
     first, second = ctx.edges
     if second is None:
         return g, None
     alpha = ctx.attrs.get("alpha", 1)
-    return (g if first is not None else None), (-g if alpha == 1 else g * -_conj(alpha))
-
-
-def _add_arrays(ctx: Any, xp: Any, g: Any) -> Any:
-    if ctx.attrs:  # alpha
-        return NotImplemented
-    first, second = ctx.edges
-    return (g if first is not None else None), (g if second is not None else None)
-
-
-def _sub_arrays(ctx: Any, xp: Any, g: Any) -> Any:
-    if ctx.attrs:
-        return NotImplemented
-    first, second = ctx.edges
-    return (g if first is not None else None), (-g if second is not None else None)
+    return (g if first is not None else None), (-g if alpha == 1 else g * -xp.conj(alpha))
 
 
 def _add_forward(xp: Any, a: Any, b: Any, alpha: Any = 1) -> Any:
@@ -128,36 +115,20 @@ def _conj(x: Any) -> Any:
     return x.conjugate()
 
 
-def _mul_rule(ctx: Any, g: Tensor) -> tuple:
-    a, b = ctx.saved_tensors
-    need_a, need_b = ctx.needs_input_grad
-    return (g * _conj(b) if need_a else None), (g * _conj(a) if need_b else None)
-
-
-def _mul_arrays(ctx: Any, xp: Any, g: Any) -> Any:
-    a, b = ctx.saved_arrays()
-    if not same_real_float(g, a, b):
-        return NotImplemented
+def _mul_rule(ctx: Any, xp: Any, saved: tuple, g: Any) -> tuple:
+    a, b = saved
     first, second = ctx.edges
-    return (g * b if first is not None else None), (g * a if second is not None else None)
-
-
-def _div_rule(ctx: Any, g: Tensor) -> tuple:
-    a, b = ctx.saved_tensors  # inputs only, as PyTorch: the quotient may be changed in place
-    need_a, need_b = ctx.needs_input_grad
-    grad_a = g / _conj(b) if need_a else None
-    grad_b = -g * _conj(a / (b * b)) if need_b else None
-    return grad_a, grad_b
-
-
-def _div_arrays(ctx: Any, xp: Any, g: Any) -> Any:
-    a, b = ctx.saved_arrays()
-    if not same_real_float(g, a, b):
-        return NotImplemented
-    first, second = ctx.edges
-    return (g / b if first is not None else None), (
-        -g * (a / (b * b)) if second is not None else None
+    return (g * xp.conj(b) if first is not None else None), (
+        g * xp.conj(a) if second is not None else None
     )
+
+
+def _div_rule(ctx: Any, xp: Any, saved: tuple, g: Any) -> tuple:
+    a, b = saved  # inputs only, as PyTorch: the quotient may be changed in place
+    first, second = ctx.edges
+    grad_a = g / xp.conj(b) if first is not None else None
+    grad_b = -g * xp.conj(a / (b * b)) if second is not None else None
+    return grad_a, grad_b
 
 
 def _zero_rule(ctx: Any, g: Tensor) -> tuple:
@@ -391,23 +362,23 @@ def _lerp_rule(ctx: Any, g: Tensor) -> tuple:
     return grad_start, grad_end, grad_weight
 
 
-_ADD = OpDef("add", _add_forward, _add_rule, promote=COMMON, array_rule=_add_arrays)
-_SUB = OpDef("sub", _sub_forward, _sub_rule, promote=COMMON, array_rule=_sub_arrays)
+_ADD = OpDef("add", _add_forward, None, promote=COMMON, rule=_add_rule)
+_SUB = OpDef("sub", _sub_forward, None, promote=COMMON, rule=_sub_rule)
 _MUL = OpDef(
     "mul",
     lambda xp, a, b: a * b,
-    _mul_rule,
+    None,
     promote=COMMON,
     saves=SAVE_INPUTS,
-    array_rule=_mul_arrays,
+    rule=_mul_rule,
 )
 _DIV = OpDef(
     "div",
     lambda xp, a, b: a / b,
-    _div_rule,
+    None,
     promote=FLOAT,
     saves=SAVE_INPUTS,
-    array_rule=_div_arrays,
+    rule=_div_rule,
 )
 _FLOOR_DIV = OpDef("floor_divide", _floor_div_forward, _zero_rule, promote=COMMON)
 _TRUNC_DIV = OpDef(

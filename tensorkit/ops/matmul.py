@@ -8,7 +8,7 @@ from collections import namedtuple
 from typing import Any
 
 from ..tensor import Tensor
-from ._apply import COMMON, SAVE_INPUTS, OpDef, apply, same_real_float
+from ._apply import COMMON, SAVE_INPUTS, OpDef, apply
 from .shape import broadcast_shapes
 
 
@@ -16,29 +16,33 @@ def _matmul_forward(xp: Any, a: Any, b: Any) -> Any:
     return xp.matmul(a, b)
 
 
-def _matmul_rule(ctx: Any, g: Tensor) -> tuple:
-    """``g @ b^H`` and ``a^H @ g`` (the conjugate transposes: PyTorch's complex gradient)."""
-    a, b = ctx.saved_tensors
-    grad_a = matmul(g, b.mH) if ctx.edges[0] is not None else None
-    grad_b = matmul(a.mH, g) if ctx.edges[1] is not None else None
-    return grad_a, grad_b
+def _matmul_rule(ctx: Any, xp: Any, saved: tuple, g: Any) -> tuple:
+    """``g @ b^H`` and ``a^H @ g`` (the conjugate transposes: PyTorch's complex gradient).
 
-
-def _matmul_arrays(ctx: Any, xp: Any, g: Any) -> Any:
-    a, b = ctx.saved_arrays()
-    if not same_real_float(g, a, b):
-        return NotImplemented
-    first, second = ctx.edges
-    grad_a = xp.matmul(g, xp.swapaxes(b, -1, -2)) if first is not None else None
-    grad_b = xp.matmul(xp.swapaxes(a, -1, -2), g) if second is not None else None
+    A matrix operand laid out by columns (``weight.T`` in ``x @ weight.T``) gets its gradient
+    in that layout, as ``(b @ g^H)^H`` or ``(g^H @ a)^H``, as PyTorch's mm backward does: then
+    the transpose's own gradient is the weight's C-ordered array, stored as ``.grad`` without
+    a copy."""
+    a, b = saved
+    grad_a = grad_b = None
+    if ctx.edges[0] is not None:
+        if xp.column_major(a) and g.ndim == 2:
+            grad_a = xp.mH(xp.matmul(b, xp.mH(g)))
+        else:
+            grad_a = xp.matmul(g, xp.mH(b))
+    if ctx.edges[1] is not None:
+        if xp.column_major(b) and g.ndim == 2:
+            grad_b = xp.mH(xp.matmul(xp.mH(g), a))
+        else:
+            grad_b = xp.matmul(xp.mH(a), g)
     return grad_a, grad_b
 
 
 _MATMUL = OpDef(
     "matmul",
     _matmul_forward,
-    _matmul_rule,
-    array_rule=_matmul_arrays,
+    None,
+    rule=_matmul_rule,
     promote=COMMON,
     saves=SAVE_INPUTS,
     node_name="MmBackward0",

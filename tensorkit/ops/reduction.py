@@ -54,13 +54,6 @@ def expand_reduced(g: Tensor, shape: tuple, dims: tuple | None, keepdim: bool) -
     return expand(g, shape)
 
 
-def _expand_reduced_array(xp: Any, g: Any, shape: tuple, dims: Any, keepdim: bool) -> Any:
-    """``expand_reduced`` on an array: the same views, made without op dispatch."""
-    if not keepdim and shape:
-        g = g.reshape(tuple(1 if dims is None or i in dims else n for i, n in enumerate(shape)))
-    return xp.broadcast_to(g, shape)
-
-
 def sum_to_shape(g: Tensor, shape: tuple) -> Tensor:
     """Sum ``g`` over the dims that broadcasting added or stretched, to get ``shape``."""
     g_shape = tuple(g.shape)
@@ -86,28 +79,15 @@ def _sum_forward(xp: Any, x: Any, axis: Any, keepdims: bool, dtype: Any) -> Any:
     return x.sum(axis=axis, keepdims=keepdims, dtype=dtype)
 
 
-def _sum_rule(ctx: Any, g: Tensor) -> Tensor:
-    return expand_reduced(g, ctx.input_meta[0][0], ctx.attrs["axis"], ctx.attrs["keepdims"])
-
-
-def _mean_rule(ctx: Any, g: Tensor) -> Tensor:
-    shape = ctx.input_meta[0][0]
-    axis = ctx.attrs["axis"]
-    count = _count(shape, axis)
-    return expand_reduced(g, shape, axis, ctx.attrs["keepdims"]) / count
-
-
-def _sum_arrays(ctx: Any, xp: Any, g: Any) -> Any:
+def _sum_rule(ctx: Any, xp: Any, saved: tuple, g: Any) -> Any:
     attrs = ctx.attrs
-    return _expand_reduced_array(xp, g, ctx.input_meta[0][0], attrs["axis"], attrs["keepdims"])
+    return xp.expand_reduced(g, ctx.input_meta[0][0], attrs["axis"], attrs["keepdims"])
 
 
-def _mean_arrays(ctx: Any, xp: Any, g: Any) -> Any:
-    if g.dtype.kind not in "fc":  # the Tensor rule's division would promote first
-        return NotImplemented
+def _mean_rule(ctx: Any, xp: Any, saved: tuple, g: Any) -> Any:
     shape = ctx.input_meta[0][0]
     axis = ctx.attrs["axis"]
-    return _expand_reduced_array(xp, g, shape, axis, ctx.attrs["keepdims"]) / _count(shape, axis)
+    return xp.expand_reduced(g, shape, axis, ctx.attrs["keepdims"]) / _count(shape, axis)
 
 
 def _count(shape: tuple, axis: Any) -> int:
@@ -131,7 +111,7 @@ def _half_in_float(forward: Any) -> Any:
     return widened
 
 
-_SUM = OpDef("sum", _half_in_float(_sum_forward), _sum_rule, array_rule=_sum_arrays)
+_SUM = OpDef("sum", _half_in_float(_sum_forward), None, rule=_sum_rule)
 
 
 def _mean_forward(xp: Any, x: Any, axis: Any, keepdims: bool) -> Any:
@@ -140,7 +120,7 @@ def _mean_forward(xp: Any, x: Any, axis: Any, keepdims: bool) -> Any:
     return (x.sum(axis=axis, keepdims=keepdims) / _count(x.shape, axis)).astype(x.dtype)
 
 
-_MEAN = OpDef("mean", _half_in_float(_mean_forward), _mean_rule, array_rule=_mean_arrays)
+_MEAN = OpDef("mean", _half_in_float(_mean_forward), None, rule=_mean_rule)
 
 
 def sum(input: Tensor, dim: Any = None, keepdim: bool = False, *, dtype: Any = None) -> Tensor:  # noqa: A001

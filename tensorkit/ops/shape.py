@@ -104,13 +104,17 @@ def infer_shape(shape: tuple, numel: int, source_shape: tuple) -> tuple[int, ...
 
 
 # ------------------------------------------------------------------------------- views
-def _reshape_rule(ctx: Any, g: Tensor) -> Tensor:
-    return reshape(g, ctx.input_meta[0][0])
+def _reshape_rule(ctx: Any, xp: Any, saved: tuple, g: Any) -> Any:
+    """Over a namespace (``ops._rule_space``): runs on Tensors and on raw arrays."""
+    return xp.reshape(g, ctx.input_meta[0][0])
 
 
-_VIEW = OpDef("view", lambda xp, x, shape: x.reshape(shape), _reshape_rule, view=True)
+_VIEW = OpDef("view", lambda xp, x, shape: x.reshape(shape), None, view=True, rule=_reshape_rule)
 _RESHAPE_COPY = OpDef(
-    "reshape", lambda xp, x, shape: xp.ascontiguousarray(x).reshape(shape), _reshape_rule
+    "reshape",
+    lambda xp, x, shape: xp.ascontiguousarray(x).reshape(shape),
+    None,
+    rule=_reshape_rule,
 )
 
 
@@ -210,15 +214,18 @@ def unflatten(input: Tensor, dim: int, sizes: Sequence[int]) -> Tensor:
     return reshape(input, shape[:d] + sizes + shape[d + 1 :])
 
 
-def _permute_rule(ctx: Any, g: Tensor) -> Tensor:
+def _permute_rule(ctx: Any, xp: Any, saved: tuple, g: Any) -> Any:
+    """Over a namespace (``ops._rule_space``): runs on Tensors and on raw arrays."""
     dims = ctx.attrs["axes"]
     inverse = [0] * len(dims)
     for i, d in enumerate(dims):
         inverse[d] = i
-    return permute(g, inverse)
+    return xp.permute(g, tuple(inverse))
 
 
-_PERMUTE = OpDef("permute", lambda xp, x, axes: x.transpose(axes), _permute_rule, view=True)
+_PERMUTE = OpDef(
+    "permute", lambda xp, x, axes: x.transpose(axes), None, view=True, rule=_permute_rule
+)
 
 
 def permute(input: Tensor, *dims: Any) -> Tensor:

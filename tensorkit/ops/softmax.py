@@ -9,7 +9,7 @@ from typing import Any
 from .._backend.threads import parallel_parts
 from .._dtype import float32, float64, reject_complex
 from ..tensor import Tensor, normalize_dim
-from ._apply import SAVE_OUTPUT, OpDef, apply, same_real_float
+from ._apply import SAVE_OUTPUT, OpDef, apply
 from .reduction import logsumexp
 
 
@@ -37,19 +37,9 @@ def _softmax_into(xp: Any, x: Any, axis: int, out: Any) -> Any:
     return out
 
 
-def _softmax_rule(ctx: Any, g: Tensor) -> Tensor:
-    (out,) = ctx.saved_tensors
-    return out * (g - (g * out).sum(ctx.attrs["axis"], keepdim=True))
-
-
-def _softmax_arrays(ctx: Any, xp: Any, g: Any) -> Any:
-    (out,) = ctx.saved_arrays()
-    if not same_real_float(g, out):
-        return NotImplemented
-    grad = g * out  # the Tensor rule's arithmetic, in one buffer
-    xp.subtract(g, grad.sum(axis=ctx.attrs["axis"], keepdims=True), out=grad)
-    grad *= out
-    return grad
+def _softmax_rule(ctx: Any, xp: Any, saved: tuple, g: Any) -> Any:
+    (out,) = saved
+    return out * (g - xp.sum(g * out, ctx.attrs["axis"], keepdims=True))
 
 
 # One op with PyTorch's fused gradient (``_softmax_backward_data``) instead of the five ops of
@@ -57,8 +47,8 @@ def _softmax_arrays(ctx: Any, xp: Any, g: Any) -> Any:
 _SOFTMAX = OpDef(
     "softmax",
     _softmax_forward,
-    _softmax_rule,
-    array_rule=_softmax_arrays,
+    None,
+    rule=_softmax_rule,
     saves=SAVE_OUTPUT,
 )
 

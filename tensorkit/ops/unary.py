@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable
-from typing import Any
+from typing import Any, NamedTuple
 
 from .._backend.threads import MIN_ELEMENTS, parallel_parts
 from .._dtype import CLAMP_COMPLEX, no_kernel
@@ -21,7 +21,6 @@ from ._apply import (
     SAVE_OUTPUT,
     OpDef,
     apply,
-    same_real_float,
 )
 from .binary import where
 from .complex import conj
@@ -287,10 +286,23 @@ _THRESHOLD_BACKWARD = OpDef(
 )
 
 
+class _Over(NamedTuple):
+    """A table rule written over a namespace (``ops._rule_space``): ``rule(ctx, xp, saved,
+    g)``, run on Tensors and, by the engine's plain runner, on raw arrays. Saved values are
+    conjugated as ``_saved`` explains."""
+
+    rule: Callable
+
+
 # name: (forward, rule, saves, promote). Rules read the saved x or out through ``_saved``.
 _TABLE: dict[str, tuple[Callable, Callable | None, int, str]] = {
-    "neg": (_negate, lambda ctx, g: -g, SAVE_NONE, KEEP),
-    "exp": (lambda xp, x: xp.exp(x), lambda ctx, g: g * _saved(ctx), SAVE_OUTPUT, FLOAT),
+    "neg": (_negate, _Over(lambda ctx, xp, saved, g: -g), SAVE_NONE, KEEP),
+    "exp": (
+        lambda xp, x: xp.exp(x),
+        _Over(lambda ctx, xp, saved, g: g * xp.conj(saved[0])),
+        SAVE_OUTPUT,
+        FLOAT,
+    ),
     "exp2": (
         lambda xp, x: xp.exp2(x),
         lambda ctx, g: g * _saved(ctx) * _LN2,
@@ -303,7 +315,12 @@ _TABLE: dict[str, tuple[Callable, Callable | None, int, str]] = {
         SAVE_OUTPUT,
         FLOAT,
     ),
-    "log": (lambda xp, x: xp.log(x), lambda ctx, g: g / _saved(ctx), SAVE_INPUTS, FLOAT),
+    "log": (
+        lambda xp, x: xp.log(x),
+        _Over(lambda ctx, xp, saved, g: g / xp.conj(saved[0])),
+        SAVE_INPUTS,
+        FLOAT,
+    ),
     "log2": (
         lambda xp, x: xp.log2(x),
         lambda ctx, g: g / (_saved(ctx) * _LN2),
@@ -324,7 +341,7 @@ _TABLE: dict[str, tuple[Callable, Callable | None, int, str]] = {
     ),
     "sqrt": (
         lambda xp, x: xp.sqrt(x),
-        lambda ctx, g: g / (2 * _saved(ctx)),
+        _Over(lambda ctx, xp, saved, g: g / (2 * xp.conj(saved[0]))),
         SAVE_OUTPUT,
         FLOAT,
     ),
@@ -343,13 +360,13 @@ _TABLE: dict[str, tuple[Callable, Callable | None, int, str]] = {
     "square": (_square, lambda ctx, g: g * 2 * _saved(ctx), SAVE_INPUTS, KEEP),
     "sin": (
         lambda xp, x: xp.sin(x),
-        lambda ctx, g: g * cos(_saved(ctx)),
+        _Over(lambda ctx, xp, saved, g: g * xp.cos(xp.conj(saved[0]))),
         SAVE_INPUTS,
         FLOAT,
     ),
     "cos": (
         lambda xp, x: xp.cos(x),
-        lambda ctx, g: -g * sin(_saved(ctx)),
+        _Over(lambda ctx, xp, saved, g: -g * xp.sin(xp.conj(saved[0]))),
         SAVE_INPUTS,
         FLOAT,
     ),
@@ -391,7 +408,7 @@ _TABLE: dict[str, tuple[Callable, Callable | None, int, str]] = {
     ),
     "tanh": (
         lambda xp, x: xp.tanh(x),
-        lambda ctx, g: apply(_TANH_BACKWARD, g, _saved(ctx)),
+        _Over(lambda ctx, xp, saved, g: xp.op(_TANH_BACKWARD, g, xp.conj(saved[0]))),
         SAVE_OUTPUT,
         FLOAT,
     ),
@@ -415,13 +432,13 @@ _TABLE: dict[str, tuple[Callable, Callable | None, int, str]] = {
     ),
     "sigmoid": (
         _sigmoid,
-        lambda ctx, g: apply(_SIGMOID_BACKWARD, g, _saved(ctx)),
+        _Over(lambda ctx, xp, saved, g: xp.op(_SIGMOID_BACKWARD, g, xp.conj(saved[0]))),
         SAVE_OUTPUT,
         FLOAT,
     ),
     "relu": (
         _relu,
-        lambda ctx, g: apply(_THRESHOLD_BACKWARD, g, ctx.saved_tensors[0]),
+        _Over(lambda ctx, xp, saved, g: xp.op(_THRESHOLD_BACKWARD, g, saved[0])),
         SAVE_OUTPUT,
         KEEP,
     ),
@@ -447,36 +464,14 @@ _TABLE: dict[str, tuple[Callable, Callable | None, int, str]] = {
 }
 
 
-def _on_real(rule: Callable) -> Callable:
-    """An array rule ``rule(xp, g, saved)`` for a table row, run when ``g`` and the saved
-    value share a real floating dtype (the Tensor rule covers complex and mixed dtypes)."""
-
-    def array_rule(ctx: Any, xp: Any, g: Any) -> Any:
-        saved = ctx.saved_arrays()[0]
-        if not same_real_float(g, saved):
-            return NotImplemented
-        return rule(xp, g, saved)
-
-    return array_rule
+def _op_of(name: str, row: tuple) -> OpDef:
+    forward, rule, saves, promote = row
+    if type(rule) is _Over:
+        return OpDef(name, forward, None, saves=saves, promote=promote, rule=rule.rule)
+    return OpDef(name, forward, rule, saves=saves, promote=promote)
 
 
-# The same arithmetic as the Tensor rules above, on arrays (see OpDef.array_rule).
-_ARRAY_RULES: dict[str, Callable] = {
-    "neg": lambda ctx, xp, g: -g,
-    "exp": _on_real(lambda xp, g, out: g * out),
-    "log": _on_real(lambda xp, g, x: g / x),
-    "sqrt": _on_real(lambda xp, g, out: g / (2 * out)),
-    "sin": _on_real(lambda xp, g, x: g * xp.cos(x)),
-    "cos": _on_real(lambda xp, g, x: -g * xp.sin(x)),
-    "tanh": _on_real(_TANH_BACKWARD.forward),
-    "sigmoid": _on_real(_SIGMOID_BACKWARD.forward),
-    "relu": _on_real(_THRESHOLD_BACKWARD.forward),
-}
-
-_OPS = {
-    name: OpDef(name, *row[:2], saves=row[2], promote=row[3], array_rule=_ARRAY_RULES.get(name))
-    for name, row in _TABLE.items()
-}
+_OPS = {name: _op_of(name, row) for name, row in _TABLE.items()}
 _ROUND = OpDef("round", _rounding("round"), _zero_grad)
 _NAN_TO_NUM = OpDef(
     "nan_to_num",

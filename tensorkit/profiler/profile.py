@@ -14,8 +14,7 @@ from typing import Any
 
 from .. import _notebook_hooks, _state, memory
 from .._backend import cpu, cuda_in_use, cupy_module
-from .._ranges import close_scope, open_scope, phase_in_scope
-from .._ranges import profilers as _active
+from .._ranges import close_scope, open_scope, phase_in_scope, report_range
 from .._ranges import scopes as _scopes
 from ..cuda.memory import allocator_totals, memory_reserved
 from ..memory import count_arrays, count_tensors
@@ -85,8 +84,7 @@ class record_function(contextlib.ContextDecorator):  # noqa: N801 (PyTorch's nam
         end_ns = time.perf_counter_ns()
         start_ns = self._starts.pop()
         close_scope()
-        for prof in _active:
-            prof.add_range(self.name, start_ns, end_ns, len(_scopes), USER_ANNOTATION)
+        report_range(self.name, start_ns, end_ns, len(_scopes), USER_ANNOTATION)
 
 
 class profile:  # noqa: N801 (PyTorch's name)
@@ -128,8 +126,6 @@ class profile:  # noqa: N801 (PyTorch's name)
         self.cuda_timing = check_mode(cuda_timing)
         self._core: list = []  # CORE_FIELDS values per op (see events.make_record)
         self._extra: list | None = [] if record_shapes or record_memory or with_stack else None
-        if record_memory and not (record_shapes or with_stack):
-            self._record_extra = self._record_memory  # type: ignore[method-assign]
         self._tuples: dict[tuple, tuple] = {}  # shapes, call sites, scopes: each kept once
         self._records: list[OpRecord] = []
         self._ranges: list[RangeRecord] = []
@@ -173,7 +169,6 @@ class profile:  # noqa: N801 (PyTorch's name)
         self._op_start_totals = None
         self._freed_mark.clear()
         self._gpu = None
-        self.__dict__.pop("op_started", None)
         if cuda_in_use():
             self._time_gpu()
         self._resolved = 0
@@ -181,13 +176,11 @@ class profile:  # noqa: N801 (PyTorch's name)
             position, live = memory.keep_history(True)
             self._memory_state[:] = [position, live, {"cpu": live}]
         self.start_ns = time.perf_counter_ns()
-        _active.append(self)
         _state.add_observer(self)
         return self
 
     def __exit__(self, *exc: object) -> None:
         _state.remove_observer(self)
-        _active.remove(self)
         self.end_ns = time.perf_counter_ns()
         self._running = False
         if self.record_memory:
@@ -210,12 +203,12 @@ class profile:  # noqa: N801 (PyTorch's name)
     def _time_gpu(self) -> None:
         """From now on, record CUDA events around ops on a CUDA device."""
         self._gpu = GpuTimer(self.cuda_timing, cupy_module())
-        self.op_started = self._cuda_op_started  # type: ignore[method-assign]
 
     def op_started(self, event: Any) -> None:
-        return None  # until a CUDA device is in use: see _time_gpu
+        if self._gpu is not None:  # a CUDA device is in use: see _time_gpu
+            self._start_gpu_timing(event)
 
-    def _cuda_op_started(self, event: Any) -> None:
+    def _start_gpu_timing(self, event: Any) -> None:
         dev = None
         if event.op is None:  # a backward node (autograd.engine.NodeEvent)
             dev = event.device
@@ -326,9 +319,9 @@ class profile:  # noqa: N801 (PyTorch's name)
         shapes: tuple | None = None,
         site: tuple | None = None,
     ) -> None:
-        """The extra fields with memory (``_record_extra`` itself when memory is the only
-        option). Freed, live (on the CPU) and peak bytes are derived from memory's history
-        when records are read (``_resolve_memory``): here, only the history's position."""
+        """The extra fields with memory. Freed, live (on the CPU) and peak bytes are derived
+        from memory's history when records are read (``_resolve_memory``): here, only the
+        history's position."""
         if device != "cpu":
             self._record_cuda_memory(device, shapes, site)
         else:

@@ -39,11 +39,11 @@ def test_rows_follow_the_records(run: tuple[Any, Tape]) -> None:
     prof, _ = run
     model = build_profile(prof)
     rows = model["rows"]
-    assert model["total_ops"] == len(rows) == len(prof.records) == 35
-    assert [r["index"] for r in rows] == list(range(35))
+    assert model["total_ops"] == len(rows) == len(prof.records) == 37
+    assert [r["index"] for r in rows] == list(range(37))
     assert [r["name"] for r in rows] == [r.name for r in prof.records]
     assert sum(r["phase"] == "forward" for r in rows) == 12
-    assert sum(r["phase"] == "backward" for r in rows) == 23
+    assert sum(r["phase"] == "backward" for r in rows) == 25
     assert [r["host_time_ns"] for r in rows] == [r.duration_ns for r in prof.records]
     assert model["has"] == {"gpu_time": False, "memory": True, "shapes": True, "call_sites": True}
     assert model["omitted"] == {"count": 0, "host_time_ns": 0}
@@ -116,7 +116,7 @@ def test_cpu_memory_timeline(run: tuple[Any, Tape]) -> None:
     prof, _ = run
     memory = build_profile(prof)["memory"]
     live = [r.live_bytes for r in prof.records]
-    assert memory["index"] == list(range(35)) and memory["allocated"] == live
+    assert memory["index"] == list(range(37)) and memory["allocated"] == live
     assert memory["reserved"] == memory["allocated"]  # no caching allocator on the CPU
     assert not memory["caching"] and "no caching allocator" in memory["allocator"]
     assert memory["peak"] == [max(r.peak_bytes, *live[: i + 1]) for i, r in enumerate(prof.records)]
@@ -134,11 +134,11 @@ def test_gpu_timeline_reads_reserved_bytes_when_recorded() -> None:
             info.device = "cuda:0"
     memory = build_profile(tape)["memory"]
     assert memory["caching"] and "caching memory pool" in memory["allocator"]
-    assert memory["reserved"] == [None] * 35 and "not recorded per op" in memory["allocator"]
+    assert memory["reserved"] == [None] * 37 and "not recorded per op" in memory["allocator"]
     for n, entry in enumerate(tape.entries):
         entry.records["reserved_bytes"] = 4096 * (n + 1)
     memory = build_profile(tape)["memory"]
-    assert memory["reserved"] == [4096 * (n + 1) for n in range(35)]
+    assert memory["reserved"] == [4096 * (n + 1) for n in range(37)]
     assert "not recorded" not in memory["allocator"]
 
 
@@ -162,12 +162,12 @@ def test_payload_is_capped_and_says_so(run: tuple[Any, Tape]) -> None:
     times = sorted((r["host_time_ns"] for r in full["rows"]), reverse=True)
     assert sorted((r["host_time_ns"] for r in capped["rows"]), reverse=True) == times[:5]
     assert [r["index"] for r in capped["rows"]] == sorted(r["index"] for r in capped["rows"])
-    assert capped["omitted"] == {"count": 30, "host_time_ns": sum(times[5:])}
-    assert capped["total_ops"] == 35 and capped["max_rows"] == 5
+    assert capped["omitted"] == {"count": 32, "host_time_ns": sum(times[5:])}
+    assert capped["total_ops"] == 37 and capped["max_rows"] == 5
     assert capped["modules"] == full["modules"]  # totals still cover every op
     memory, allocated = capped["memory"], full["memory"]["allocated"]
-    assert memory["stride"] == 4 and memory["index"] == list(range(0, 35, 4))
-    assert memory["allocated"] == [max(allocated[i : i + 4]) for i in range(0, 35, 4)]
+    assert memory["stride"] == 4 and memory["index"] == list(range(0, 37, 4))
+    assert memory["allocated"] == [max(allocated[i : i + 4]) for i in range(0, 37, 4)]
     assert memory["peak_bytes"] == full["memory"]["peak_bytes"]
     with pytest.raises(ValueError, match="max_rows must be a positive int, got 0"):
         build_profile(prof, max_rows=0)
@@ -191,9 +191,9 @@ def test_gpu_times_are_shown_when_recorded(run: tuple[Any, Tape]) -> None:
         entry.records["gpu_time_ns"] = 1000 * (n + 1)
     model = build_profile(tape)
     assert model["has"]["gpu_time"]
-    assert [r["gpu_time_ns"] for r in model["rows"]] == [1000 * (n + 1) for n in range(35)]
+    assert [r["gpu_time_ns"] for r in model["rows"]] == [1000 * (n + 1) for n in range(37)]
     gpu_total = sum(sum(m["gpu_ns"].values()) for m in model["modules"])
-    assert gpu_total == sum(1000 * (n + 1) for n in range(35))
+    assert gpu_total == sum(1000 * (n + 1) for n in range(37))
 
 
 def test_bad_sources() -> None:

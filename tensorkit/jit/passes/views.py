@@ -17,6 +17,7 @@ from __future__ import annotations
 
 from ...ops._apply import OPS
 from ..ir import Graph, Node, Ref, Value
+from .dce import eliminate_dead_code
 
 __all__ = ["simplify_views"]
 
@@ -24,10 +25,14 @@ _OWNING_VIEWS = frozenset({"view", "permute"})  # views of a private array stay 
 
 
 def simplify_views(graph: Graph) -> Graph:
-    """Apply the three rewrites above to the forward and the backward nodes."""
+    """Apply the three rewrites above to the forward and the backward nodes. Permutes that
+    cancel leave their inner permute unread: it is dropped before clones are counted, so
+    ``clone(permute(permute(matmul)))`` (a column-major weight's gradient) loses its copy."""
     for attribute in ("nodes", "backward"):
         _fold_transposed_products(graph, attribute)
         _cancel_permutes(graph, attribute)
+    graph = eliminate_dead_code(graph)
+    for attribute in ("nodes", "backward"):
         _drop_private_clones(graph, attribute)
     return graph
 

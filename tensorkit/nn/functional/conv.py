@@ -407,33 +407,24 @@ def _bias_batch_first_forward(xp: Any, y: Any, bias: Any, shape: tuple) -> Any:
     return out
 
 
-def _bias_batch_first_rule(ctx: Any, g: Tensor) -> tuple:
+def _bias_batch_first_rule(ctx: Any, xp: Any, saved: tuple, g: Any) -> tuple:
+    """Over a namespace (``ops._rule_space``): runs on Tensors and on raw arrays."""
     batch, channels, length = g.shape[0], g.shape[1], math.prod(g.shape[2:])
     grad_y = grad_bias = None
     if ctx.edges[0] is not None:
-        grad_y = g.reshape(batch, channels, length).movedim(0, 1).reshape(ctx.input_meta[0][0])
+        rows = xp.swapaxes(xp.reshape(g, (batch, channels, length)), 0, 1)
+        grad_y = xp.reshape(xp.contiguous(rows), ctx.input_meta[0][0])
     if ctx.edges[1] is not None:
-        grad_bias = g.sum((0, *range(2, g.ndim)))
-    return grad_y, grad_bias
-
-
-def _bias_batch_first_arrays(ctx: Any, xp: Any, g: Any) -> Any:
-    batch, channels, length = g.shape[0], g.shape[1], math.prod(g.shape[2:])
-    grad_y = grad_bias = None
-    if ctx.edges[0] is not None:
-        rows = g.reshape(batch, channels, length).transpose(1, 0, 2)
-        grad_y = ascontiguousarray(xp, rows).reshape(ctx.input_meta[0][0])
-    if ctx.edges[1] is not None:
-        grad_bias = g.sum(axis=(0, *range(2, g.ndim)))
+        grad_bias = xp.sum(g, (0, *range(2, g.ndim)))
     return grad_y, grad_bias
 
 
 _BIAS_BATCH_FIRST = OpDef(
     "conv_bias",
     _bias_batch_first_forward,
-    _bias_batch_first_rule,
+    None,
     promote=COMMON,
-    array_rule=_bias_batch_first_arrays,
+    rule=_bias_batch_first_rule,
 )
 
 

@@ -17,7 +17,7 @@ import numpy as np
 from ..._dtype import float32, float64, reject_complex
 from ..._ranges import composite
 from ...autograd.grad_mode import no_grad
-from ...ops._apply import SAVE_OUTPUT, OpDef, apply, same_real_float
+from ...ops._apply import SAVE_OUTPUT, OpDef, apply
 from ...tensor import Tensor
 from . import _cudnn
 from .conv import pad
@@ -173,35 +173,25 @@ def _layer_norm_forward(
     return normalized, rstd
 
 
-def _layer_norm_rule(ctx: Any, g: Tensor | None, g_rstd: Tensor | None) -> Tensor | None:
+def _layer_norm_rule(ctx: Any, xp: Any, saved: tuple, g: Any, g_rstd: Any) -> Any:
     """``rstd * (g - mean(g) - x̂ * mean(g * x̂))``, the gradient through the normalized x̂.
 
     Plus ``-g_rstd * rstd² * x̂ / n`` for a gradient reaching ``rstd`` (as it does in double
     backward, where the rule's own use of rstd is differentiated). Written on the saved
-    outputs, so every order works."""
-    normalized, rstd = ctx.saved_tensors
+    outputs, so every order works, and over a namespace (``ops._rule_space``): it runs on
+    Tensors and on raw arrays."""
+    normalized, rstd = saved
     axes = ctx.attrs["axes"]
     count = _count(normalized.shape, axes)
     grad = None
     if g is not None:
-        centered = g - g.sum(axes, keepdim=True) / count
-        spread = (g * normalized).sum(axes, keepdim=True) / count
+        centered = g - xp.sum(g, axes, keepdims=True) / count
+        spread = xp.sum(g * normalized, axes, keepdims=True) / count
         grad = (centered - normalized * spread) * rstd
     if g_rstd is not None:
         through_rstd = normalized * (g_rstd * rstd * rstd / -count)
         grad = through_rstd if grad is None else grad + through_rstd
     return grad
-
-
-def _layer_norm_arrays(ctx: Any, xp: Any, g: Any, g_rstd: Any) -> Any:
-    normalized, rstd = ctx.saved_arrays()
-    if g is None or g_rstd is not None or not same_real_float(g, normalized):
-        return NotImplemented
-    axes = ctx.attrs["axes"]
-    count = _count(normalized.shape, axes)
-    centered = g - g.sum(axis=axes, keepdims=True) / count
-    spread = (g * normalized).sum(axis=axes, keepdims=True) / count
-    return (centered - normalized * spread) * rstd
 
 
 def _count(shape: tuple, axes: tuple[int, ...]) -> int:
@@ -212,8 +202,8 @@ def _count(shape: tuple, axes: tuple[int, ...]) -> int:
 _LAYER_NORM = OpDef(
     "layer_norm",
     _layer_norm_forward,
-    _layer_norm_rule,
-    array_rule=_layer_norm_arrays,
+    None,
+    rule=_layer_norm_rule,
     saves=SAVE_OUTPUT,
     outputs=-1,
 )
