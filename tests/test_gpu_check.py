@@ -65,7 +65,9 @@ def test_uses_the_projects_venv_for_every_step(tmp_path: Path) -> None:
     assert result.returncode == 0, result.stderr
     assert "python: .venv/bin/python" in result.stdout and "Stand-in GPU" in result.stdout
     calls = log.read_text().splitlines()
-    assert sum(" -m pytest " in call for call in calls) == 4
+    assert sum(" -m pytest " in call for call in calls) == 5
+    assert any("tests/extensions/test_cuda_extension_gpu.py" in call for call in calls)
+    assert any("bench/bench_jit.py --gelu-gpu" in call for call in calls)
     assert any("bench/bench_gpu.py --markdown" in call for call in calls)
     values = [i for i, call in enumerate(calls) if call.endswith("bench/cudnn_values.py ")]
     bench = [i for i, call in enumerate(calls) if "bench/bench_gpu.py" in call]
