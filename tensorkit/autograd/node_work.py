@@ -11,7 +11,7 @@ keyed by id) decide when a gradient becomes ``.grad`` without a copy, as PyTorch
 AccumulateGrad steals a gradient only when nothing else refers to it: the root gradients,
 those a hook was shown and each array already stored as a ``.grad`` are claimed, so one
 array never becomes two leaves' ``.grad`` (``a + b`` hands its gradient to both) nor a
-user's tensor. ``claimed`` None (a pass whose steps are recorded) copies every time.
+user's tensor. ``claimed`` None copies every time (the leaf's hooks were shown ``g``).
 """
 
 from __future__ import annotations

@@ -60,7 +60,7 @@ class TensorRunner:
             plan.targets,
             plan.captured,
             plan.needed,
-            None if describe_steps(self.describe) else plan.claimed,
+            plan.claimed,
         )
         if done is None:
             return None
@@ -181,7 +181,7 @@ class PlainRunner:
             plan.targets,
             plan.captured,
             plan.needed,
-            None if describe_steps(False) else plan.claimed,
+            plan.claimed,
         )
         if done is None:
             return None
@@ -266,12 +266,6 @@ def _array_device(array: Any, home: Any) -> Any:
 
 
 # ----------------------------------------------------------------------- observation
-def describe_steps(describe: bool) -> bool:
-    """Whether the node's work becomes a step record someone may keep (the stepper's, or an
-    observer's): then a gradient is never stored as ``.grad`` without a copy."""
-    return describe or bool(_state.observers)
-
-
 def make_step(index: int, node: Node, grads_in: tuple, grads_out: tuple) -> Any:
     """The step record of an executed node, handed to the observers that watch steps."""
     from .engine import BackwardStep

@@ -53,7 +53,7 @@ class OpDef:
     ``key`` names the op in ``OPS`` (tk.jit's graphs and saved files): its ``name`` unless
     two ops share a name; a key already taken raises.
 
-    ``rule(ctx, xp, saved, *grads)``, given instead of ``backward``, is the gradient rule
+    ``rule(ctx, space, saved, *grads)``, given instead of ``backward``, is the gradient rule
     written over a namespace (see ``ops._rule_space``): the engine's plain runner runs it on
     raw arrays, and ``backward`` is the same rule on Tensors. One rule, two kinds of values.
     """

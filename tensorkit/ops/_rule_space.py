@@ -1,6 +1,6 @@
 """The namespaces gradient rules are written over, so each rule's math exists once.
 
-A rule declared with ``OpDef(..., rule=...)`` is ``rule(ctx, xp, saved, *grads)``: ``xp`` is a
+A rule declared with ``OpDef(..., rule=...)`` is ``rule(ctx, space, saved, *grads)``: ``space`` is a
 namespace of the few functions rules use, ``saved`` the node's saved values and ``grads`` the
 incoming gradients. The engine's plain runner calls it with an :class:`ArraySpace` on raw
 arrays (``ctx.saved_arrays()``, only when every gradient and saved array shares one real

@@ -81,20 +81,20 @@ __all__ = [
 
 
 # Rules over a namespace (``ops._rule_space``): ``xp`` works on Tensors and on raw arrays.
-def _add_rule(ctx: Any, xp: Any, saved: tuple, g: Any) -> tuple:
+def _add_rule(ctx: Any, space: Any, saved: tuple, g: Any) -> tuple:
     first, second = ctx.edges
     if second is None:
         return g, None
     alpha = ctx.attrs.get("alpha", 1)
-    return (g if first is not None else None), (g if alpha == 1 else g * xp.conj(alpha))
+    return (g if first is not None else None), (g if alpha == 1 else g * space.conj(alpha))
 
 
-def _sub_rule(ctx: Any, xp: Any, saved: tuple, g: Any) -> tuple:
+def _sub_rule(ctx: Any, space: Any, saved: tuple, g: Any) -> tuple:
     first, second = ctx.edges
     if second is None:
         return g, None
     alpha = ctx.attrs.get("alpha", 1)
-    return (g if first is not None else None), (-g if alpha == 1 else g * -xp.conj(alpha))
+    return (g if first is not None else None), (-g if alpha == 1 else g * -space.conj(alpha))
 
 
 def _add_forward(xp: Any, a: Any, b: Any, alpha: Any = 1) -> Any:
@@ -115,19 +115,19 @@ def _conj(x: Any) -> Any:
     return x.conjugate()
 
 
-def _mul_rule(ctx: Any, xp: Any, saved: tuple, g: Any) -> tuple:
+def _mul_rule(ctx: Any, space: Any, saved: tuple, g: Any) -> tuple:
     a, b = saved
     first, second = ctx.edges
-    return (g * xp.conj(b) if first is not None else None), (
-        g * xp.conj(a) if second is not None else None
+    return (g * space.conj(b) if first is not None else None), (
+        g * space.conj(a) if second is not None else None
     )
 
 
-def _div_rule(ctx: Any, xp: Any, saved: tuple, g: Any) -> tuple:
+def _div_rule(ctx: Any, space: Any, saved: tuple, g: Any) -> tuple:
     a, b = saved  # inputs only, as PyTorch: the quotient may be changed in place
     first, second = ctx.edges
-    grad_a = g / xp.conj(b) if first is not None else None
-    grad_b = -g * xp.conj(a / (b * b)) if second is not None else None
+    grad_a = g / space.conj(b) if first is not None else None
+    grad_b = -g * space.conj(a / (b * b)) if second is not None else None
     return grad_a, grad_b
 
 

@@ -16,7 +16,7 @@ def _matmul_forward(xp: Any, a: Any, b: Any) -> Any:
     return xp.matmul(a, b)
 
 
-def _matmul_rule(ctx: Any, xp: Any, saved: tuple, g: Any) -> tuple:
+def _matmul_rule(ctx: Any, space: Any, saved: tuple, g: Any) -> tuple:
     """``g @ b^H`` and ``a^H @ g`` (the conjugate transposes: PyTorch's complex gradient).
 
     A matrix operand laid out by columns (``weight.T`` in ``x @ weight.T``) gets its gradient
@@ -26,15 +26,15 @@ def _matmul_rule(ctx: Any, xp: Any, saved: tuple, g: Any) -> tuple:
     a, b = saved
     grad_a = grad_b = None
     if ctx.edges[0] is not None:
-        if xp.column_major(a) and g.ndim == 2:
-            grad_a = xp.mH(xp.matmul(b, xp.mH(g)))
+        if space.column_major(a) and g.ndim == 2:
+            grad_a = space.mH(space.matmul(b, space.mH(g)))
         else:
-            grad_a = xp.matmul(g, xp.mH(b))
+            grad_a = space.matmul(g, space.mH(b))
     if ctx.edges[1] is not None:
-        if xp.column_major(b) and g.ndim == 2:
-            grad_b = xp.mH(xp.matmul(xp.mH(g), a))
+        if space.column_major(b) and g.ndim == 2:
+            grad_b = space.mH(space.matmul(space.mH(g), a))
         else:
-            grad_b = xp.matmul(xp.mH(a), g)
+            grad_b = space.matmul(space.mH(a), g)
     return grad_a, grad_b
 
 

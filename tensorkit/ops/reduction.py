@@ -79,15 +79,15 @@ def _sum_forward(xp: Any, x: Any, axis: Any, keepdims: bool, dtype: Any) -> Any:
     return x.sum(axis=axis, keepdims=keepdims, dtype=dtype)
 
 
-def _sum_rule(ctx: Any, xp: Any, saved: tuple, g: Any) -> Any:
+def _sum_rule(ctx: Any, space: Any, saved: tuple, g: Any) -> Any:
     attrs = ctx.attrs
-    return xp.expand_reduced(g, ctx.input_meta[0][0], attrs["axis"], attrs["keepdims"])
+    return space.expand_reduced(g, ctx.input_meta[0][0], attrs["axis"], attrs["keepdims"])
 
 
-def _mean_rule(ctx: Any, xp: Any, saved: tuple, g: Any) -> Any:
+def _mean_rule(ctx: Any, space: Any, saved: tuple, g: Any) -> Any:
     shape = ctx.input_meta[0][0]
     axis = ctx.attrs["axis"]
-    return xp.expand_reduced(g, shape, axis, ctx.attrs["keepdims"]) / _count(shape, axis)
+    return space.expand_reduced(g, shape, axis, ctx.attrs["keepdims"]) / _count(shape, axis)
 
 
 def _count(shape: tuple, axis: Any) -> int:

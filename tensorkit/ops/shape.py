@@ -104,9 +104,9 @@ def infer_shape(shape: tuple, numel: int, source_shape: tuple) -> tuple[int, ...
 
 
 # ------------------------------------------------------------------------------- views
-def _reshape_rule(ctx: Any, xp: Any, saved: tuple, g: Any) -> Any:
+def _reshape_rule(ctx: Any, space: Any, saved: tuple, g: Any) -> Any:
     """Over a namespace (``ops._rule_space``): runs on Tensors and on raw arrays."""
-    return xp.reshape(g, ctx.input_meta[0][0])
+    return space.reshape(g, ctx.input_meta[0][0])
 
 
 _VIEW = OpDef("view", lambda xp, x, shape: x.reshape(shape), None, view=True, rule=_reshape_rule)
@@ -214,13 +214,13 @@ def unflatten(input: Tensor, dim: int, sizes: Sequence[int]) -> Tensor:
     return reshape(input, shape[:d] + sizes + shape[d + 1 :])
 
 
-def _permute_rule(ctx: Any, xp: Any, saved: tuple, g: Any) -> Any:
+def _permute_rule(ctx: Any, space: Any, saved: tuple, g: Any) -> Any:
     """Over a namespace (``ops._rule_space``): runs on Tensors and on raw arrays."""
     dims = ctx.attrs["axes"]
     inverse = [0] * len(dims)
     for i, d in enumerate(dims):
         inverse[d] = i
-    return xp.permute(g, tuple(inverse))
+    return space.permute(g, tuple(inverse))
 
 
 _PERMUTE = OpDef(

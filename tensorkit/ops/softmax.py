@@ -37,9 +37,9 @@ def _softmax_into(xp: Any, x: Any, axis: int, out: Any) -> Any:
     return out
 
 
-def _softmax_rule(ctx: Any, xp: Any, saved: tuple, g: Any) -> Any:
+def _softmax_rule(ctx: Any, space: Any, saved: tuple, g: Any) -> Any:
     (out,) = saved
-    return out * (g - xp.sum(g * out, ctx.attrs["axis"], keepdims=True))
+    return out * (g - space.sum(g * out, ctx.attrs["axis"], keepdims=True))
 
 
 # One op with PyTorch's fused gradient (``_softmax_backward_data``) instead of the five ops of

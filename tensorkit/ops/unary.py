@@ -287,7 +287,7 @@ _THRESHOLD_BACKWARD = OpDef(
 
 
 class _Over(NamedTuple):
-    """A table rule written over a namespace (``ops._rule_space``): ``rule(ctx, xp, saved,
+    """A table rule written over a namespace (``ops._rule_space``): ``rule(ctx, space, saved,
     g)``, run on Tensors and, by the engine's plain runner, on raw arrays. Saved values are
     conjugated as ``_saved`` explains."""
 
@@ -296,10 +296,10 @@ class _Over(NamedTuple):
 
 # name: (forward, rule, saves, promote). Rules read the saved x or out through ``_saved``.
 _TABLE: dict[str, tuple[Callable, Callable | None, int, str]] = {
-    "neg": (_negate, _Over(lambda ctx, xp, saved, g: -g), SAVE_NONE, KEEP),
+    "neg": (_negate, _Over(lambda ctx, space, saved, g: -g), SAVE_NONE, KEEP),
     "exp": (
         lambda xp, x: xp.exp(x),
-        _Over(lambda ctx, xp, saved, g: g * xp.conj(saved[0])),
+        _Over(lambda ctx, space, saved, g: g * space.conj(saved[0])),
         SAVE_OUTPUT,
         FLOAT,
     ),
@@ -317,7 +317,7 @@ _TABLE: dict[str, tuple[Callable, Callable | None, int, str]] = {
     ),
     "log": (
         lambda xp, x: xp.log(x),
-        _Over(lambda ctx, xp, saved, g: g / xp.conj(saved[0])),
+        _Over(lambda ctx, space, saved, g: g / space.conj(saved[0])),
         SAVE_INPUTS,
         FLOAT,
     ),
@@ -341,7 +341,7 @@ _TABLE: dict[str, tuple[Callable, Callable | None, int, str]] = {
     ),
     "sqrt": (
         lambda xp, x: xp.sqrt(x),
-        _Over(lambda ctx, xp, saved, g: g / (2 * xp.conj(saved[0]))),
+        _Over(lambda ctx, space, saved, g: g / (2 * space.conj(saved[0]))),
         SAVE_OUTPUT,
         FLOAT,
     ),
@@ -360,13 +360,13 @@ _TABLE: dict[str, tuple[Callable, Callable | None, int, str]] = {
     "square": (_square, lambda ctx, g: g * 2 * _saved(ctx), SAVE_INPUTS, KEEP),
     "sin": (
         lambda xp, x: xp.sin(x),
-        _Over(lambda ctx, xp, saved, g: g * xp.cos(xp.conj(saved[0]))),
+        _Over(lambda ctx, space, saved, g: g * space.cos(space.conj(saved[0]))),
         SAVE_INPUTS,
         FLOAT,
     ),
     "cos": (
         lambda xp, x: xp.cos(x),
-        _Over(lambda ctx, xp, saved, g: -g * xp.sin(xp.conj(saved[0]))),
+        _Over(lambda ctx, space, saved, g: -g * space.sin(space.conj(saved[0]))),
         SAVE_INPUTS,
         FLOAT,
     ),
@@ -408,7 +408,7 @@ _TABLE: dict[str, tuple[Callable, Callable | None, int, str]] = {
     ),
     "tanh": (
         lambda xp, x: xp.tanh(x),
-        _Over(lambda ctx, xp, saved, g: xp.op(_TANH_BACKWARD, g, xp.conj(saved[0]))),
+        _Over(lambda ctx, space, saved, g: space.op(_TANH_BACKWARD, g, space.conj(saved[0]))),
         SAVE_OUTPUT,
         FLOAT,
     ),
@@ -432,13 +432,13 @@ _TABLE: dict[str, tuple[Callable, Callable | None, int, str]] = {
     ),
     "sigmoid": (
         _sigmoid,
-        _Over(lambda ctx, xp, saved, g: xp.op(_SIGMOID_BACKWARD, g, xp.conj(saved[0]))),
+        _Over(lambda ctx, space, saved, g: space.op(_SIGMOID_BACKWARD, g, space.conj(saved[0]))),
         SAVE_OUTPUT,
         FLOAT,
     ),
     "relu": (
         _relu,
-        _Over(lambda ctx, xp, saved, g: xp.op(_THRESHOLD_BACKWARD, g, saved[0])),
+        _Over(lambda ctx, space, saved, g: space.op(_THRESHOLD_BACKWARD, g, saved[0])),
         SAVE_OUTPUT,
         KEEP,
     ),

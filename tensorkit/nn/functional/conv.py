@@ -407,15 +407,15 @@ def _bias_batch_first_forward(xp: Any, y: Any, bias: Any, shape: tuple) -> Any:
     return out
 
 
-def _bias_batch_first_rule(ctx: Any, xp: Any, saved: tuple, g: Any) -> tuple:
+def _bias_batch_first_rule(ctx: Any, space: Any, saved: tuple, g: Any) -> tuple:
     """Over a namespace (``ops._rule_space``): runs on Tensors and on raw arrays."""
     batch, channels, length = g.shape[0], g.shape[1], math.prod(g.shape[2:])
     grad_y = grad_bias = None
     if ctx.edges[0] is not None:
-        rows = xp.swapaxes(xp.reshape(g, (batch, channels, length)), 0, 1)
-        grad_y = xp.reshape(xp.contiguous(rows), ctx.input_meta[0][0])
+        rows = space.swapaxes(space.reshape(g, (batch, channels, length)), 0, 1)
+        grad_y = space.reshape(space.contiguous(rows), ctx.input_meta[0][0])
     if ctx.edges[1] is not None:
-        grad_bias = xp.sum(g, (0, *range(2, g.ndim)))
+        grad_bias = space.sum(g, (0, *range(2, g.ndim)))
     return grad_y, grad_bias
 
 

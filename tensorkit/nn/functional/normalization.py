@@ -173,7 +173,7 @@ def _layer_norm_forward(
     return normalized, rstd
 
 
-def _layer_norm_rule(ctx: Any, xp: Any, saved: tuple, g: Any, g_rstd: Any) -> Any:
+def _layer_norm_rule(ctx: Any, space: Any, saved: tuple, g: Any, g_rstd: Any) -> Any:
     """``rstd * (g - mean(g) - x̂ * mean(g * x̂))``, the gradient through the normalized x̂.
 
     Plus ``-g_rstd * rstd² * x̂ / n`` for a gradient reaching ``rstd`` (as it does in double
@@ -185,8 +185,8 @@ def _layer_norm_rule(ctx: Any, xp: Any, saved: tuple, g: Any, g_rstd: Any) -> An
     count = _count(normalized.shape, axes)
     grad = None
     if g is not None:
-        centered = g - xp.sum(g, axes, keepdims=True) / count
-        spread = xp.sum(g * normalized, axes, keepdims=True) / count
+        centered = g - space.sum(g, axes, keepdims=True) / count
+        spread = space.sum(g * normalized, axes, keepdims=True) / count
         grad = (centered - normalized * spread) * rstd
     if g_rstd is not None:
         through_rstd = normalized * (g_rstd * rstd * rstd / -count)
