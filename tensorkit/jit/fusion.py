@@ -321,7 +321,9 @@ def _numba_kernel(node: Node, source: str, key: str) -> Callable:
         module = _load_module(source, key)
         decorate = numba.vectorize if module.LAYOUT is None else numba.guvectorize
         layout = () if module.LAYOUT is None else (module.LAYOUT,)
-        serial = decorate([module.SIGNATURE], *layout, nopython=True, cache=True)(module._body)
+        serial = _raw_ufunc(
+            decorate([module.SIGNATURE], *layout, nopython=True, cache=True)(module._body)
+        )
     except Exception as error:  # a kernel numba cannot compile: run its members instead
         _warn_once(
             key,
@@ -342,8 +344,10 @@ def _numba_kernel(node: Node, source: str, key: str) -> Callable:
         if threads > 1:
             if not parallel:
                 parallel.append(
-                    decorate([module.SIGNATURE], *layout, nopython=True, target="parallel")(
-                        module._body
+                    _raw_ufunc(
+                        decorate([module.SIGNATURE], *layout, nopython=True, target="parallel")(
+                            module._body
+                        )
                     )
                 )
             numba.set_num_threads(min(threads, numba.config.NUMBA_NUM_THREADS))
@@ -351,6 +355,13 @@ def _numba_kernel(node: Node, source: str, key: str) -> Callable:
         return serial(*arrays)
 
     return fused
+
+
+def _raw_ufunc(kernel: Any) -> Any:
+    """The NumPy ufunc inside numba's wrapper (a DUFunc or GUFunc): with its one signature
+    fixed it dispatches nothing, and a call skips the wrapper's Python ``__call__`` (about
+    0.8 us, a tenth of a small fused step)."""
+    return getattr(kernel, "ufunc", kernel)
 
 
 def _reducing(kernel: Callable, reduction: tuple, out_shape: tuple[int, ...]) -> Callable:
