@@ -563,7 +563,9 @@ def test_large_groups_calling_libm_run_their_forwards_block_by_block() -> None:
     traced = _graph(f, x)
     (node,) = traced.graph.nodes
     assert fusion.strategy(node) == "blocks" and node.multi_output
-    assert "run over blocks of 16384 elements of float32[200, 300]" in node.source
+    assert f"run over blocks of {fusion.BLOCK_ELEMENTS} elements of float32[200, 300]" in (
+        node.source
+    )
     for got, expected in zip(traced(x), f(x), strict=True):  # the same forwards: equal
         np.testing.assert_array_equal(got.numpy(), expected.numpy())
     arithmetic = _graph(lambda x: (x * 3 + bias) * x, x)
@@ -572,7 +574,9 @@ def test_large_groups_calling_libm_run_their_forwards_block_by_block() -> None:
     assert fusion.strategy(small.graph.nodes[0]) == "numba"
 
 
-@pytest.mark.parametrize("shape", [(1 << 16,), (3, 70_000), (40, 50, 30), (2, 3, 16385)])
+@pytest.mark.parametrize(
+    "shape", [(1 << 18,), (3, 270_000), (40, 50, 30), (80, 50, 30), (2, 3, (1 << 16) + 1)]
+)
 def test_blocks_cover_every_element_once(shape: tuple[int, ...]) -> None:
     seen = np.zeros(shape, np.int64)
     for index in fusion._blocks(shape):
