@@ -81,7 +81,7 @@ def strategy(node: Node) -> str:
     if value.device.startswith("cuda"):
         return "cuda"
     elements = math.prod(value.shape)
-    if elements > BLOCK_ELEMENTS and any(calls_libm(m) for m in node.members):
+    if elements > BLOCKS_MIN_ELEMENTS and any(calls_libm(m) for m in node.members):
         return "blocks"
     return "numba"
 
