@@ -29,7 +29,7 @@ from .capture import Capture, GraphBreak, TracingError, capture, flatten
 from .config import config
 from .ir import BUFFER, EXTERNAL, INPUT, PARAMETER, Graph, Ref
 from .passes import optimize
-from .runtime import CompiledGraph
+from .runtime import CompiledGraph, SharedMemoryError
 from .trace import _is_module, _name_of
 
 __all__ = ["CompiledFunction", "compile", "config"]
@@ -88,7 +88,10 @@ class CompiledFunction:
             tensors = list(entry.tensors)
             for index, position in entry.inputs:
                 tensors[index] = leaves[position]
-            return entry.compiled.run(tensors)
+            try:
+                return entry.compiled.run(tensors)
+            except SharedMemoryError:  # raised before anything ran: eager handles aliasing
+                return self.fn(*args, **kwargs)
         if entry.eager:
             return self.fn(*args, **kwargs)
         return self._record(entry, args, kwargs)

@@ -24,6 +24,7 @@ from ..tensor import Tensor, wrap
 from .capture import unflatten
 from .ir import CONSTANT, GRAD_OUTPUT, Graph, Ref, map_refs
 from .ir import Node as IRNode
+from .passes.memory import in_place_writes
 from .plan import lower
 
 __all__ = ["CompiledGraph", "CompiledNode"]
@@ -79,7 +80,13 @@ class CompiledGraph:
             + [v for _, v in self.leaf_grads if v is not None]
             + self.saved_computed
         )
-        self.forward_plan = lower(graph.nodes, feed_ids, wanted, graph.constants, "forward")
+        self.write_into = in_place_writes(graph)
+        written = set(self.write_into.values())
+        self.in_place = [i for i in self.feeds if placeholders[i].value.id in written]
+        self.written = [index for index, _ in self.mutations]
+        self.forward_plan = lower(
+            graph.nodes, feed_ids, wanted, graph.constants, "forward", write_into=self.write_into
+        )
         self._observed_plan: Any = None  # lowered on the first call a profiler watches
         self.devices = {value_id: as_device(v.device) for value_id, v in graph.values().items()}
         self.backward_plan = None
@@ -102,13 +109,21 @@ class CompiledGraph:
         observer that needs every op (a Tape, anomaly mode) the graph is interpreted with
         tensorkit ops instead, so it sees what eager code would show."""
         plan = self.forward_plan
+        if self.written:
+            self._check_unshared(tensors)
         if _state.observing:
             if _state.ops_in_backward or _state.anomaly:
                 return self.run_interpreted(tensors)
             if self._observed_plan is None:
                 graph = self.graph
                 self._observed_plan = lower(
-                    graph.nodes, plan.inputs, plan.outputs, graph.constants, "forward", True
+                    graph.nodes,
+                    plan.inputs,
+                    plan.outputs,
+                    graph.constants,
+                    "forward",
+                    True,
+                    self.write_into,
                 )
             plan = self._observed_plan
         arrays = [tensors[i]._data for i in self.feeds]
@@ -117,7 +132,8 @@ class CompiledGraph:
         outputs = results[:position]
         for index, _ in self.mutations:
             target = tensors[index]
-            target._data[...] = results[position]
+            if results[position] is not target._data:  # else written in place already
+                target._data[...] = results[position]
             target.bump_version("compiled graph", None)
             position += 1
         for index, value in self.leaf_grads:
@@ -132,6 +148,27 @@ class CompiledGraph:
         leaves = iter(wrapped)
         flat = [next(leaves) if type(v) is Ref else v for v in self.graph.outputs]
         return unflatten(flat, self.graph.output_spec)
+
+    def _check_unshared(self, tensors: list[Tensor | None]) -> None:
+        """Raise ``SharedMemoryError`` where a tensor the graph writes (a mutation) shares
+        memory with another tensor it is fed: the recording read them as two values, and
+        replaying it (in place or not) would read the other one at the wrong moment."""
+        owner: dict[int, int] = {}  # feed index -> the id of its array's memory owner
+        counts: dict[int, int] = {}
+        for index in self.feeds:
+            data = tensors[index]._data
+            base = data.base
+            key = owner[index] = id(data) if base is None else id(base)
+            counts[key] = counts.get(key, 0) + 1
+        for index in self.written:
+            if counts[owner[index]] > 1:
+                other = next(i for i in self.feeds if i != index and owner[i] == owner[index])
+                names = self.graph.placeholders
+                raise SharedMemoryError(
+                    f"tk.jit: {names[other].name!r} shares memory with {names[index].name!r}, "
+                    f"which {self.name} writes; the recorded graph reads them as two tensors: "
+                    "pass tensors that do not share memory (or call the function itself)"
+                )
 
     def run_interpreted(self, tensors: list[Tensor | None]) -> Any:
         """The graph run op by op with tensorkit ops (see ``run``): eager's autograd graph,
@@ -271,3 +308,7 @@ def _saved_values(graph: Graph, feeds: set[int]) -> list[int]:
             if node.kind == "random":
                 saved[node.outputs[0].id] = None
     return list(saved)
+
+
+class SharedMemoryError(RuntimeError):
+    """A replay's arguments share memory with a tensor the graph writes (see ``run``)."""
