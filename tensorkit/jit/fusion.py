@@ -51,7 +51,7 @@ from .elementwise import (
 )
 from .ir import Node, Ref
 
-__all__ = ["cache_dir", "kernel_for", "kernel_source", "strategy", "writes_into"]
+__all__ = ["cache_dir", "kernel_for", "kernel_source", "strategy"]
 
 # Arrays at least this large (elements) use numba's parallel target when threads allow.
 PARALLEL_MIN_ELEMENTS = 1 << 18
@@ -84,17 +84,6 @@ def strategy(node: Node) -> str:
     if elements > BLOCKS_MIN_ELEMENTS and any(calls_libm(m) for m in node.members):
         return "blocks"
     return "numba"
-
-
-def writes_into(node: Node) -> bool:
-    """Whether the fused node's kernel takes ``out=`` (an array of its output's shape and
-    dtype to write into): numba kernels with one output and no trailing reduction."""
-    return (
-        strategy(node) == "numba"
-        and not node.multi_output
-        and len(node.outputs) == 1
-        and _reduction(node) is None
-    )
 
 
 def kernel_for(node: Node) -> Callable:
@@ -353,10 +342,9 @@ def _numba_kernel(node: Node, source: str, key: str) -> Callable:
     if reduction is not None:
         return _reducing(serial, reduction, node.outputs[0].shape)
     if math.prod(node.outputs[0].shape) < PARALLEL_MIN_ELEMENTS:
-        return lambda xp, *arrays, **out: serial(*arrays, **out)
+        return lambda xp, *arrays: serial(*arrays)
 
-    def fused(xp: Any, *arrays: Any, **out: Any) -> Any:
-        """The kernel on ``arrays``; ``out=`` an array to write into (``writes_into``)."""
+    def fused(xp: Any, *arrays: Any) -> Any:
         threads = get_num_threads()
         if threads > 1:
             if not parallel:
@@ -368,8 +356,8 @@ def _numba_kernel(node: Node, source: str, key: str) -> Callable:
                     )
                 )
             numba.set_num_threads(min(threads, numba.config.NUMBA_NUM_THREADS))
-            return parallel[0](*arrays, **out)
-        return serial(*arrays, **out)
+            return parallel[0](*arrays)
+        return serial(*arrays)
 
     return fused
 

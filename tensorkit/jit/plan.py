@@ -17,7 +17,6 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable, Sequence
-from dataclasses import replace
 from types import MappingProxyType
 from typing import Any
 
@@ -29,7 +28,7 @@ from ..autograd.grad_mode import no_grad
 from ..ops._apply import OPS
 from ..tensor import Tensor, wrap
 from .ir import Node, Ref, attr_refs
-from .passes.memory import as_kernel, last_uses
+from .passes.memory import last_uses
 
 __all__ = ["Plan", "PlanEvent", "lower"]
 
@@ -59,21 +58,13 @@ def lower(
     constants: dict[int, Any],
     name: str = "plan",
     observed: bool = False,
-    write_into: dict[int, int] | None = None,
 ) -> Plan:
     """Generate the function that runs ``nodes`` from the ``inputs`` values to ``outputs``
-    (``constants``: value id -> array, bound by name); ``observed`` reports each step;
-    ``write_into`` (node index -> value id, ``memory.in_place_writes``) makes those nodes
-    write their result into that value's array."""
+    (``constants``: value id -> array, bound by name); ``observed`` reports each step."""
     namespace: dict[str, Any] = {"_array0": _array0, "_started": _started, "_finished": _finished}
     lines = [f"def {name}({', '.join(f'v{i}' for i in inputs)}):"]
     for value_id, array in constants.items():
         namespace[f"v{value_id}"] = array
-    if write_into:
-        nodes = list(nodes)
-        for index, target in write_into.items():
-            kernel = as_kernel(nodes[index])
-            nodes[index] = replace(kernel, attrs={"out": Ref(target)})
     dying = last_uses(nodes, set(outputs))
     for index, node in enumerate(nodes):
         statement = _statement(index, node, namespace)
@@ -155,7 +146,7 @@ def _callee(index: int, node: Node, namespace: dict, args: list[str], computed: 
         from .fusion import kernel_for
 
         namespace[f"f{index}"] = kernel_for(node)
-        return f"f{index}(xp{index}, {joined}, {computed})"  # computed: out= (write_into)
+        return f"f{index}(xp{index}, {joined})"
     if node.kind == "random":
         from ..random import redraw
 

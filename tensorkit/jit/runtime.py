@@ -24,7 +24,6 @@ from ..tensor import Tensor, wrap
 from .capture import unflatten
 from .ir import CONSTANT, GRAD_OUTPUT, Graph, Ref, map_refs
 from .ir import Node as IRNode
-from .passes.memory import in_place_writes
 from .plan import lower
 
 __all__ = ["CompiledGraph", "CompiledNode"]
@@ -80,13 +79,8 @@ class CompiledGraph:
             + [v for _, v in self.leaf_grads if v is not None]
             + self.saved_computed
         )
-        self.write_into = in_place_writes(graph)
-        written = set(self.write_into.values())
-        self.in_place = [i for i in self.feeds if placeholders[i].value.id in written]
         self.written = [index for index, _ in self.mutations]
-        self.forward_plan = lower(
-            graph.nodes, feed_ids, wanted, graph.constants, "forward", write_into=self.write_into
-        )
+        self.forward_plan = lower(graph.nodes, feed_ids, wanted, graph.constants, "forward")
         self._observed_plan: Any = None  # lowered on the first call a profiler watches
         self.devices = {value_id: as_device(v.device) for value_id, v in graph.values().items()}
         self.backward_plan = None
@@ -117,13 +111,7 @@ class CompiledGraph:
             if self._observed_plan is None:
                 graph = self.graph
                 self._observed_plan = lower(
-                    graph.nodes,
-                    plan.inputs,
-                    plan.outputs,
-                    graph.constants,
-                    "forward",
-                    True,
-                    self.write_into,
+                    graph.nodes, plan.inputs, plan.outputs, graph.constants, "forward", True
                 )
             plan = self._observed_plan
         arrays = [tensors[i]._data for i in self.feeds]
@@ -132,8 +120,7 @@ class CompiledGraph:
         outputs = results[:position]
         for index, _ in self.mutations:
             target = tensors[index]
-            if results[position] is not target._data:  # else written in place already
-                target._data[...] = results[position]
+            target._data[...] = results[position]
             target.bump_version("compiled graph", None)
             position += 1
         for index, value in self.leaf_grads:
@@ -151,8 +138,9 @@ class CompiledGraph:
 
     def _check_unshared(self, tensors: list[Tensor | None]) -> None:
         """Raise ``SharedMemoryError`` where a tensor the graph writes (a mutation) shares
-        memory with another tensor it is fed: the recording read them as two values, and
-        replaying it (in place or not) would read the other one at the wrong moment."""
+        memory with another tensor it is fed: the recording read them as two values, and a
+        replay (which writes after the plan) would give the other one's readers old values
+        where eager code, writing the shared memory, gives new ones."""
         owner: dict[int, int] = {}  # feed index -> the id of its array's memory owner
         counts: dict[int, int] = {}
         for index in self.feeds:

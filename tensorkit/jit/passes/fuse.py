@@ -25,7 +25,7 @@ from ..elementwise import fusible, reduced_axes
 from ..fusion import kernel_source, strategy
 from ..ir import Graph, Node, Ref
 
-__all__ = ["fuse_elementwise", "single_member_kernel"]
+__all__ = ["fuse_elementwise"]
 
 
 @dataclass
@@ -141,13 +141,6 @@ def _fused_node(group: _Group, readers: dict[int, list[int]], keep: set[int]) ->
     )
     node.source = kernel_source(node)
     return node
-
-
-def single_member_kernel(node: Node) -> Node:
-    """A fused node whose one member is ``node`` (a fusible op): what lowering runs where the
-    op writes into another array (``memory.in_place_writes``)."""
-    group = _Group([node], {node.outputs[0].id})
-    return _fused_node(group, {}, {node.outputs[0].id})
 
 
 def _common_module(paths: list[str]) -> str:
