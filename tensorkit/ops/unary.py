@@ -122,10 +122,13 @@ def _special(xp: Any, name: str) -> Callable:
 def _sigmoid(xp: Any, x: Any) -> Any:
     if x.dtype.kind == "c":
         return 1 / (1 + xp.exp(-x))
-    # Split by sign so exp never overflows: 1/(1+e^-x) for x >= 0, e^x/(1+e^x) otherwise.
+    # Split by sign so exp never overflows: 1/(1+e^-x) for x >= 0, e^x/(1+e^x) otherwise,
+    # with z = e^-|x| <= 1 that is max(z, x >= 0) / (1 + z): the same values as a select,
+    # without NumPy's select on an unpredictable mask (20x slower on 1M float32 here).
     # float16 is computed in float32 and rounded once, as PyTorch does.
-    z = xp.exp(-xp.abs(x.astype("float32") if x.dtype == "float16" else x))
-    return xp.where(x >= 0, 1 / (1 + z), z / (1 + z)).astype(x.dtype, copy=False)
+    wide = x.astype("float32") if x.dtype == "float16" else x
+    z = xp.exp(-xp.abs(wide))
+    return (xp.maximum(z, wide >= 0) / (1 + z)).astype(x.dtype, copy=False)
 
 
 def _negate(xp: Any, x: Any) -> Any:
