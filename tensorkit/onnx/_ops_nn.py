@@ -209,6 +209,11 @@ def _softmax(b: Builder) -> str:
     return b.add("Softmax", [b.arg(0)], axis=b.node.attrs["axis"])
 
 
+@translates("log_softmax")
+def _log_softmax(b: Builder) -> str:
+    return b.add("LogSoftmax", [b.arg(0)], axis=b.node.attrs["axis"])
+
+
 @translates("layer_norm")
 def _layer_norm(b: Builder) -> list[str]:
     """The normalized input and 1 / std (LayerNormalization's first and third outputs)."""

@@ -1,6 +1,6 @@
-"""softmax and log_softmax along one dim: the fused softmax op (PyTorch's CPU kernel and its
-``_softmax_backward_data`` gradient) that ``tk.softmax``, ``Tensor.softmax`` and
-``tk.nn.functional.softmax`` all run."""
+"""softmax and log_softmax along one dim: one op each, with PyTorch's gradients
+(``_softmax_backward_data``, ``_log_softmax_backward_data``), that ``tk.softmax``,
+``Tensor.softmax``, ``tk.nn.functional.softmax`` and their log forms all run."""
 
 from __future__ import annotations
 
@@ -9,7 +9,7 @@ from typing import Any
 from .._backend.threads import parallel_parts
 from .._dtype import float32, float64, reject_complex
 from ..tensor import Tensor, normalize_dim
-from ._apply import SAVE_OUTPUT, OpDef, apply
+from ._apply import OPS, SAVE_OUTPUT, OpDef, apply
 from .reduction import logsumexp
 
 
@@ -63,8 +63,36 @@ def softmax(input: Tensor, dim: int, dtype: Any = None) -> Tensor:
     return (x - logsumexp(x, dim, keepdim=True)).exp()
 
 
+def _log_softmax_forward(xp: Any, x: Any, axis: int) -> Any:
+    """``x - logsumexp(x)``, with logsumexp's own arithmetic (the same values as the two ops)."""
+    peak = x.max(axis=axis, keepdims=True)
+    peak = xp.where(xp.isfinite(peak), peak, 0)
+    total = xp.exp(x - peak).sum(axis=axis, keepdims=True)
+    return x - (xp.log(total) + peak)
+
+
+def _log_softmax_rule(ctx: Any, space: Any, saved: tuple, g: Any) -> Any:
+    (out,) = saved
+    softmax = space.op(OPS["exp"], out)
+    return g - softmax * space.sum(g, ctx.attrs["axis"], keepdims=True)
+
+
+# One op with PyTorch's gradient (``_log_softmax_backward_data``) instead of logsumexp and a
+# subtraction with their gradients: every classifier's cross_entropy starts with it.
+_LOG_SOFTMAX = OpDef(
+    "log_softmax",
+    _log_softmax_forward,
+    None,
+    rule=_log_softmax_rule,
+    saves=SAVE_OUTPUT,
+    node_name="LogSoftmaxBackward0",
+)
+
+
 def log_softmax(input: Tensor, dim: int, dtype: Any = None) -> Tensor:
     """``x - logsumexp(x)`` along ``dim`` (``input`` cast to ``dtype`` first when given)."""
     reject_complex(input._data.dtype, "log_softmax_lastdim_kernel_impl")
     x = input if dtype is None else input.to(dtype)
+    if x.dtype in (float32, float64) and x.ndim > 0 and x.numel() > 0:
+        return apply(_LOG_SOFTMAX, x, axis=normalize_dim(dim, x.ndim))
     return x - logsumexp(x, dim, keepdim=True)
