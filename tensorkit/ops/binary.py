@@ -11,6 +11,8 @@ from collections.abc import Callable
 from numbers import Integral
 from typing import Any
 
+import numpy as np
+
 from .._dtype import CLAMP_COMPLEX, no_kernel
 from ..tensor import Tensor, wrap
 from ._apply import COMMON, FLOAT, SAVE_BOTH, SAVE_INPUTS, OpDef, apply
@@ -435,9 +437,56 @@ _CLAMP = OpDef(
     promote=COMMON,
     saves=SAVE_INPUTS,
 )
+
+
+def _where_forward(xp: Any, x: Any, y: Any, condition: Any) -> Any:
+    """``xp.where(condition, x, y)``. On NumPy, large float arrays of one dtype are selected
+    through bit masks, ``(x & m) | (y & ~m)`` on their bits: the same values, bit for bit,
+    where NumPy's select on an unpredictable mask costs about 4 ns an element once the arrays
+    leave the cache (the masks: about 1 ns)."""
+    integer = _bitwise_select_type(xp, x, y, condition)
+    if integer is None:
+        return xp.where(condition, x, y)
+    dtype = (x if type(x) is np.ndarray else y).dtype
+    mask = condition.view(np.uint8).astype(integer)
+    np.negative(mask, out=mask)  # all ones where the condition holds
+    picked = np.bitwise_and(np.asarray(x, dtype).view(integer), mask)
+    np.invert(mask, out=mask)
+    other = np.bitwise_and(np.asarray(y, dtype).view(integer), mask, out=mask)
+    return np.bitwise_or(picked, other, out=picked).view(dtype)
+
+
+_BITWISE_SELECT_MIN = 1 << 14  # below, NumPy's select runs in cache and is as fast
+_SELECT_INTEGERS = {2: np.int16, 4: np.int32, 8: np.int64}
+
+
+def _bitwise_select_type(xp: Any, x: Any, y: Any, condition: Any) -> Any:
+    """The integer type whose bits ``_where_forward`` selects, or None where the bit select
+    does not apply: NumPy arrays, a bool condition of at least ``_BITWISE_SELECT_MIN``
+    elements in the result's own shape, ``x`` and ``y`` float arrays of one dtype (or one of
+    them a finite Python number that dtype holds)."""
+    if xp is not np or type(condition) is not np.ndarray or condition.dtype != bool:
+        return None
+    if condition.size < _BITWISE_SELECT_MIN:
+        return None
+    arrays = [v for v in (x, y) if type(v) is np.ndarray]
+    if not arrays or arrays[0].dtype.kind != "f" or any(a.dtype != arrays[0].dtype for a in arrays):
+        return None
+    dtype = arrays[0].dtype
+    for value in (x, y):
+        if type(value) is not np.ndarray and not (
+            type(value) in (float, int) and abs(value) <= np.finfo(dtype).max
+        ):
+            return None  # NaN, infinities and huge numbers keep NumPy's own rules
+    shapes = [np.shape(v) for v in (x, y)]
+    if np.broadcast_shapes(condition.shape, *shapes) != condition.shape:
+        return None
+    return _SELECT_INTEGERS.get(dtype.itemsize)
+
+
 _WHERE = OpDef(
     "where",
-    lambda xp, x, y, condition: xp.where(condition, x, y),
+    _where_forward,
     _where_rule,
     promote=COMMON,
 )
