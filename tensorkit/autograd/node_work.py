@@ -66,33 +66,25 @@ def sum_into(slots: list, nr: int, g: Any) -> None:
     slots[nr] = g if previous is None else sum_gradients(previous, g)
 
 
-def work(
-    node: Node,
-    grads_in: tuple,
-    create_graph: bool,
-    retain_graph: bool,
-    targets: dict,
-    captured: list,
-    needed: set | None,
-    claimed: dict | None,
-) -> tuple:
+def work(node: Node, grads_in: tuple, create_graph: bool, retain_graph: bool, plan: Any) -> tuple:
     """One node's work on Tensor gradients: tensor hooks, capture, then its rule (or the leaf
     accumulation). Returns ``(grads_in after hooks, grads_out)``, or None for a node that no
-    captured input depends on (skipped); ``claimed`` as in the module docstring."""
+    captured input depends on (skipped). ``plan`` is the pass's (``engine._Plan``): its
+    capture targets, captured gradients, needed nodes and claims (see the module docstring)."""
     if node._tensor_pre_hooks is not None or node._retain_grad_hooks is not None:
         grads_in = _run_tensor_pre_hooks(node, grads_in)
-        if claimed is not None:
-            for g in grads_in:
-                if g is not None:
-                    claim(claimed, g._data)
+        for g in grads_in:
+            if g is not None:
+                claim(plan.claimed, g._data)
+    targets = plan.targets
     if targets and node in targets:
         for slot, nr in targets[node]:
             if grads_in[nr] is not None:
-                sum_into(captured, slot, grads_in[nr])
-    if needed is not None and node not in needed:
+                sum_into(plan.captured, slot, grads_in[nr])
+    if plan.needed is not None and node not in plan.needed:
         return None
     if type(node) is AccumulateGrad:
-        accumulate(node, grads_in[0], create_graph, claimed)
+        accumulate(node, grads_in[0], create_graph, plan.claimed)
         return grads_in, ()
     grads_out = _run_node(node, grads_in)
     if not retain_graph and (node._saved_inputs is not None or node._saved_outputs is not None):

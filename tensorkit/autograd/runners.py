@@ -52,16 +52,7 @@ class TensorRunner:
 
     def run(self, node: Node, buffer: list, index: int) -> tuple | None:
         plan = self.plan
-        done = work(
-            node,
-            tuple(buffer),
-            self.create_graph,
-            self.retain_graph,
-            plan.targets,
-            plan.captured,
-            plan.needed,
-            plan.claimed,
-        )
+        done = work(node, tuple(buffer), self.create_graph, self.retain_graph, plan)
         if done is None:
             return None
         grads_in, grads_out = done
@@ -173,16 +164,7 @@ class PlainRunner:
         grads_in = tuple(
             [None if g is None else as_tensor(g, self.known, self.home) for g in buffer]
         )
-        done = work(
-            node,
-            grads_in,
-            False,
-            self.retain_graph,
-            plan.targets,
-            plan.captured,
-            plan.needed,
-            plan.claimed,
-        )
+        done = work(node, grads_in, False, self.retain_graph, plan)
         if done is None:
             return None
         grads_in, grads_out = done
