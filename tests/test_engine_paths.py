@@ -297,3 +297,42 @@ def test_a_fresh_weight_gradient_is_still_stored_without_a_copy(monkeypatch):
     (x @ w + b).sum().backward()
     assert (4, 3) not in clones
     np.testing.assert_allclose(w.grad.numpy(), x.numpy().T @ np.ones((8, 3)))
+
+
+def _reference_order(root_node) -> list:
+    """The engine's order, worked out independently: of the nodes whose every consumer has
+    run, the most recently created (highest ``seq``) runs next; leaves' accumulators (``seq``
+    infinite) first, among themselves by ``id``, the ready queue's tie-break."""
+    consumers: dict = {}
+    stack, seen = [root_node], set()
+    while stack:
+        node = stack.pop()
+        if id(node) in seen:
+            continue
+        seen.add(id(node))
+        for child, _ in node.next_functions:
+            if child is not None:
+                consumers.setdefault(id(child), []).append(node)
+                stack.append(child)
+    done: set = set()
+    ready, order = [root_node], []
+    while ready:
+        ready.sort(key=lambda n: (n.seq, -id(n)))
+        node = ready.pop()
+        order.append(node)
+        done.add(id(node))
+        for child, _ in node.next_functions:
+            if child is None or child in ready:
+                continue
+            if all(id(c) in done for c in consumers[id(child)]):
+                ready.append(child)
+    return order
+
+
+@pytest.mark.parametrize("graph", list(GRAPHS))
+def test_nodes_run_in_dependency_then_creation_order(graph):
+    """A chain's next node is taken without the ready queue; the order stays the queue's."""
+    _, loss = _outputs(graph)
+    expected = _reference_order(loss.grad_fn)
+    steps = list(tk.autograd.backward_steps(loss))
+    assert [s.node for s in steps] == expected

@@ -147,9 +147,11 @@ def _execute(
     # paused iterator waits: code running between steps sees its own modes.
     user_grad_mode = _state.grad_enabled
     _state.grad_enabled = create_graph
+    follow = None  # the one node made ready by the last one, when nothing else is ready
     try:
-        while ready:
-            node = pop(ready)[2]
+        while follow is not None or ready:
+            node = pop(ready)[2] if follow is None else follow
+            follow = None
             buffer = pending.pop(node, None)
             edges = node.edges
             grads_out = None
@@ -177,7 +179,10 @@ def _execute(
                             remaining = dependencies[child] - 1
                             dependencies[child] = remaining
                             if remaining == 0:
-                                push(ready, (-child.seq, id(child), child))
+                                if follow is None:
+                                    follow = child
+                                else:
+                                    push(ready, (-child.seq, id(child), child))
                         edges = ()
                 except Exception as error:
                     if getattr(error, "backward_node", None) is None:
@@ -192,7 +197,13 @@ def _execute(
                     remaining = dependencies[child] - 1
                     dependencies[child] = remaining
                     if remaining == 0:
-                        push(ready, (-child.seq, id(child), child))
+                        if follow is None:
+                            follow = child
+                        else:
+                            push(ready, (-child.seq, id(child), child))
+            if follow is not None and ready:  # it waits its turn among the others
+                push(ready, (-follow.seq, id(follow), follow))
+                follow = None
             if grads_out is not None:
                 if describe:
                     _state.grad_enabled = user_grad_mode
