@@ -219,13 +219,93 @@ def nll_loss(
     classes = input.shape[dim]
     _check_class_weight(weight, classes)
     safe, weights, counted = _safe_targets(target, classes, ignore_index, input._data.dtype)
-    picked = input.gather(dim, safe.unsqueeze(dim)).squeeze(dim)
     if weight is not None:
         weights = weight.to(input.dtype)[safe] * weights
+    if input.is_floating_point() and not weights.requires_grad:
+        return apply(_NLL_LOSS, input, safe, weights, dim=dim, reduction=reduction)
+    picked = input.gather(dim, safe.unsqueeze(dim)).squeeze(dim)  # a weight that needs grad
     loss = -picked * weights
     if reduction == "mean":
         return apply(_COUNTED_MEAN, loss.sum(), weights.sum(), counted)
     return reduce_loss(loss, reduction)
+
+
+def _nll_forward(xp: Any, x: Any, safe: Any, weights: Any, dim: int, reduction: str) -> Any:
+    """``-x[..., target, ...] * weight`` per element, summed, or divided by the weights' sum
+    (the mean over counted targets: NaN when none counts, as PyTorch)."""
+    loss = -xp.take_along_axis(x, xp.expand_dims(safe, dim), axis=dim).squeeze(dim) * weights
+    if reduction == "none":
+        return loss
+    total = loss.sum()
+    if reduction == "sum":
+        return total
+    return _over_counted(xp, total, weights.sum(), xp.nan)
+
+
+def _nll_rule(ctx: Any, space: Any, saved: tuple, g: Any) -> tuple:
+    _, safe, weights = saved
+    attrs = ctx.attrs
+    shape = ctx.input_meta[0][0]
+    grad = space.op(
+        _NLL_LOSS_BACKWARD,
+        g,
+        safe,
+        weights,
+        shape=shape,
+        dim=attrs["dim"],
+        reduction=attrs["reduction"],
+    )
+    return grad, None, None
+
+
+def _nll_backward_forward(
+    xp: Any, g: Any, safe: Any, weights: Any, shape: tuple, dim: int, reduction: str
+) -> Any:
+    """The gradient of ``nll_loss`` with respect to its input: ``-weight * g`` (over the
+    weights' sum for the mean; zero when none counts) at each target, zero elsewhere."""
+    if reduction == "mean":
+        g = _over_counted(xp, g, weights.sum(), 0)
+    scale = xp.expand_dims(-weights * g, dim)
+    classes = xp.arange(shape[dim]).reshape((-1,) + (1,) * (len(shape) - dim - 1))
+    hit = xp.expand_dims(safe, dim) == classes
+    return xp.where(hit, scale, xp.zeros((), scale.dtype)).astype(scale.dtype, copy=False)
+
+
+def _nll_backward_rule(ctx: Any, gg: Tensor) -> tuple:
+    """``nll_loss_backward`` is linear in ``g``: its gradient picks ``gg`` at the targets."""
+    _, safe, weights = ctx.saved_tensors
+    dim, reduction = ctx.attrs["dim"], ctx.attrs["reduction"]
+    picked = -gg.gather(dim, safe.unsqueeze(dim)).squeeze(dim) * weights
+    if reduction == "none":
+        return picked, None, None
+    total = picked.sum()
+    if reduction == "mean":
+        weight_total = weights.sum()
+        counted = weight_total != 0
+        total = where(counted, total / where(counted, weight_total, 1.0), 0.0)
+    return total, None, None
+
+
+def _over_counted(xp: Any, value: Any, weight_total: Any, empty: float) -> Any:
+    """``value / weight_total``, or ``empty`` where the total is 0 (nothing counted), without
+    a division by zero or a device-to-host read."""
+    counted = weight_total != 0
+    return xp.where(counted, value / xp.where(counted, weight_total, 1), empty).astype(
+        value.dtype, copy=False
+    )
+
+
+_NLL_LOSS = OpDef(
+    "nll_loss",
+    _nll_forward,
+    None,
+    rule=_nll_rule,
+    saves=SAVE_INPUTS,
+    node_name="NllLossBackward0",
+)
+_NLL_LOSS_BACKWARD = OpDef(
+    "nll_loss_backward", _nll_backward_forward, _nll_backward_rule, saves=SAVE_INPUTS
+)
 
 
 def _check_class_weight(weight: Tensor | None, classes: int) -> None:
