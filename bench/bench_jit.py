@@ -4,8 +4,12 @@
     python bench/bench_jit.py --quick          # smoke run, few repeats
     python bench/bench_jit.py --markdown --profile
 
-As ``bench_nn.py``: one child process per library (``--child LIB``) prints one JSON line,
-children alternate over rounds and each number is the median of the round medians. The
+As ``bench_nn.py``: child processes (``--child LIB --group GROUP``) print one JSON line each,
+children alternate over rounds and each number is the median of the round medians. Each
+library runs two children per round: "steps" (compile times, the chain, the models, the NumPy
+floor) and "gelu" (the 10M-element rows), whose large arrays leave a process's memory slower
+for whatever runs after them (measured: the NumPy MLP step 1.0 ms before them, 1.5 ms after;
+gelu itself 10 ms first in a child, 21 ms after the models). The
 tensorkit child times each workload eagerly and through ``tk.compile`` (the whole training
 step as one compiled function: forward, backward and the SGD update), and the NumPy floor;
 the torch child times torch eagerly. Models are built as users write them (nn modules,
@@ -273,23 +277,31 @@ def compile_times(lib: Any, seed: int) -> dict[str, float]:
     }
 
 
-def child_main(name: str, s: Settings, seed: int, profile: bool) -> None:
+GROUPS = ("steps", "gelu")  # workloads run in a child process of their own, per round
+
+
+def child_main(name: str, group: str, s: Settings, seed: int, profile: bool) -> None:
     lib = load(name)
     out: dict[str, Any] = {"library": {"version": lib.__version__}, "errors": {}}
     out["threads"] = lib.get_num_threads()
+    jobs = step_jobs(lib, name, s, seed) if group == "steps" else gelu_jobs(lib, s, seed)
+    for job, run in jobs.items():
+        try:
+            out.update(run())
+        except Exception:
+            out["errors"][job] = traceback.format_exc(limit=8)
+    if profile and name == "tensorkit" and group == "steps":
+        out["profile_mlp"] = _profile(train_step_fn(lib, "mlp", seed, True), 50)
+    sys.stdout.write(json.dumps(out) + "\n")
+
+
+def step_jobs(lib: Any, name: str, s: Settings, seed: int) -> dict[str, Callable[[], dict]]:
+    """The "steps" group: compile times, the chain, the models and the NumPy floor."""
     variants = (False, True) if name == "tensorkit" else (False,)
     jobs: dict[str, Callable[[], dict[str, float]]] = {}
     if name == "tensorkit":  # first, so its kernels compile from an empty cache (cold)
         os.environ["TENSORKIT_CACHE_DIR"] = tempfile.mkdtemp(prefix="bench-jit-")
         jobs["compile"] = lambda: compile_times(lib, seed)
-    for compiled in (False, True):  # torch.compile too: the gelu row's reference
-        suffix = "compiled" if compiled else "eager"
-
-        def gelu_job(compiled: bool = compiled, suffix: str = suffix) -> dict[str, float]:
-            samples = time_calls(gelu_fn(lib, seed, compiled), s.big_steps, s.warmup + 2)
-            return {f"gelu_{suffix}": median(samples) * 1e3}
-
-        jobs[f"gelu_{suffix}"] = gelu_job
     for compiled in variants:
         suffix = "compiled" if compiled else "eager"
 
@@ -317,14 +329,21 @@ def child_main(name: str, s: Settings, seed: int, profile: bool) -> None:
         jobs["mlp_numpy"] = lambda: {
             "mlp_numpy": median(time_calls(numpy_mlp_step_fn(seed), s.steps, s.warmup)) * 1e3
         }
-    for job, run in jobs.items():
-        try:
-            out.update(run())
-        except Exception:
-            out["errors"][job] = traceback.format_exc(limit=8)
-    if profile and name == "tensorkit":
-        out["profile_mlp"] = _profile(train_step_fn(lib, "mlp", seed, True), 50)
-    sys.stdout.write(json.dumps(out) + "\n")
+    return jobs
+
+
+def gelu_jobs(lib: Any, s: Settings, seed: int) -> dict[str, Callable[[], dict]]:
+    """The "gelu" group: eager and compiled (torch.compile for torch, the row's reference)."""
+    jobs: dict[str, Callable[[], dict[str, float]]] = {}
+    for compiled in (False, True):
+        suffix = "compiled" if compiled else "eager"
+
+        def gelu_job(compiled: bool = compiled, suffix: str = suffix) -> dict[str, float]:
+            samples = time_calls(gelu_fn(lib, seed, compiled), s.big_steps, s.warmup + 2)
+            return {f"gelu_{suffix}": median(samples) * 1e3}
+
+        jobs[f"gelu_{suffix}"] = gelu_job
+    return jobs
 
 
 def _profile(fn: Callable[[], object], calls: int) -> str:
@@ -418,16 +437,16 @@ def _row(w: Workload, tk: dict[str, Any], th: dict[str, Any]) -> list[str]:
 def collect(names: list[str], s: Settings, args: argparse.Namespace) -> dict[str, dict[str, Any]]:
     results: dict[str, dict[str, Any]] = {n: {"errors": {}, "per_round": {}} for n in names}
     for r in range(s.rounds):
-        for name in names:
-            print(f"  {name} (round {r + 1}/{s.rounds}) ...", file=sys.stderr, flush=True)
-            flags = ["--child", name, "--seed", str(args.seed)]
+        for name, group in itertools.product(names, GROUPS):
+            print(f"  {name} {group} (round {r + 1}/{s.rounds}) ...", file=sys.stderr, flush=True)
+            flags = ["--child", name, "--group", group, "--seed", str(args.seed)]
             flags += ["--quick"] if args.quick else []
             flags += ["--profile"] if args.profile and r == 0 else []
             res = results[name]
             try:
                 part = run_child([SCRIPT, *flags])
             except Exception as exc:
-                res["errors"][f"round {r + 1}"] = str(exc)
+                res["errors"][f"round {r + 1} {group}"] = str(exc)
                 continue
             res["errors"].update(part.pop("errors", {}))
             for key, value in part.items():
@@ -503,12 +522,13 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--json", metavar="PATH", help="write the raw results to PATH")
     parser.add_argument("--seed", type=int, default=SEED, help="seed for weights and inputs")
     parser.add_argument("--child", choices=LIBRARIES, help=argparse.SUPPRESS)
+    parser.add_argument("--group", choices=GROUPS, default="steps", help=argparse.SUPPRESS)
     parser.add_argument("--gelu-gpu", action="store_true", help="the gelu row on CUDA only")
     args = parser.parse_args(argv)
     if args.gelu_gpu:
         return gelu_on_gpu(5 if args.quick else 30)
     if args.child:
-        child_main(args.child, QUICK if args.quick else FULL, args.seed, args.profile)
+        child_main(args.child, args.group, QUICK if args.quick else FULL, args.seed, args.profile)
         return 0
     return parent_main(args)
 
