@@ -51,6 +51,8 @@ def _assert_same(plain, iterated):
 CASES = {
     "add": ([(5,), (5,)], lambda a, b: a + b),
     "add_broadcast": ([(3, 5), (5,)], lambda a, b: a + b),
+    "mul_stretched": ([(2, 3, 4), (3, 1)], lambda a, b: a * b),  # summed over a lead and a 1
+    "add_zero_dim": ([(3, 4), ()], lambda a, b: a + b),
     "add_alpha": ([(5,), (5,)], lambda a, b: tk.add(a, b, alpha=2.5)),
     "sub": ([(5,), (5,)], lambda a, b: a - b),
     "sub_scalar": ([(5,)], lambda a: 2 - a),

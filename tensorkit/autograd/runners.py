@@ -27,6 +27,7 @@ import numpy as np
 
 from .. import _state
 from .._backend import cpu, device_of_array
+from ..ops.reduction import broadcast_dims
 from ..tensor import Tensor, wrap
 from .graph import AccumulateGrad, Node
 from .node_work import accumulate, validate, work
@@ -144,14 +145,18 @@ class PlainRunner:
         grads_out = rule(node, space, saved, *buffer)
         if type(grads_out) is not tuple:
             grads_out = (grads_out,)
-        for g, meta in zip(grads_out, node.input_meta, strict=True):
-            if g is not None and (
-                meta is None
-                or g.shape != meta[0]
-                or (g.dtype is not meta[1] and g.dtype != meta[1])
-            ):
+        for i, (g, meta) in enumerate(zip(grads_out, node.input_meta, strict=True)):
+            if g is None:
+                continue
+            if meta is None or (g.dtype is not meta[1] and g.dtype != meta[1]):
                 grads_out = _validated(node, grads_out)
                 break
+            if g.shape != meta[0]:
+                summed = _summed_to(g, meta[0])
+                if summed is None:
+                    grads_out = _validated(node, grads_out)
+                    break
+                grads_out = grads_out[:i] + (summed,) + grads_out[i + 1 :]
         if not self.retain_graph and (
             node._saved_inputs is not None or node._saved_outputs is not None
         ):
@@ -207,6 +212,19 @@ def array_space(array: Any) -> Any:
         xp = np if kind is np.ndarray or issubclass(kind, np.generic) else device_of_array(array).xp
         space = _SPACES[kind] = ArraySpace(xp)
     return space
+
+
+def _summed_to(g: Any, shape: tuple) -> Any:
+    """A broadcast gradient array summed back to its input's ``shape`` as the ``sum`` op sums
+    (``reduction.sum_to_shape``), or None where the Tensor path must (float16, whose sum runs
+    in float32; a shape broadcasting cannot explain)."""
+    if g.dtype.itemsize < 4:
+        return None
+    try:
+        dims = broadcast_dims(g.shape, shape)
+    except ValueError:
+        return None
+    return g.sum(axis=dims, keepdims=True).reshape(shape)
 
 
 def _validated(node: Node, grads_out: tuple) -> tuple:

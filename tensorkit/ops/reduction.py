@@ -56,22 +56,28 @@ def expand_reduced(g: Tensor, shape: tuple, dims: tuple | None, keepdim: bool) -
 
 def sum_to_shape(g: Tensor, shape: tuple) -> Tensor:
     """Sum ``g`` over the dims that broadcasting added or stretched, to get ``shape``."""
-    g_shape = tuple(g.shape)
-    if g_shape == tuple(shape):
+    if tuple(g.shape) == tuple(shape):
         return g
+    dims = broadcast_dims(tuple(g.shape), tuple(shape))
+    if dims:
+        g = sum(g, dim=dims, keepdim=True)
+    return reshape(g, shape) if tuple(g.shape) != tuple(shape) else g
+
+
+def broadcast_dims(g_shape: tuple, shape: tuple) -> tuple:
+    """The dims of ``g_shape`` that broadcasting ``shape`` to it added or stretched (what a
+    gradient sums over to get back to ``shape``); ValueError where it cannot."""
     lead = len(g_shape) - len(shape)
     if lead < 0:
-        raise ValueError(f"cannot sum shape {g_shape} to {tuple(shape)}")
+        raise ValueError(f"cannot sum shape {g_shape} to {shape}")
     dims = list(range(lead))
     for i, n in enumerate(shape):
         have = g_shape[lead + i]
         if n == 1 and have != 1:
             dims.append(lead + i)
         elif n != have:
-            raise ValueError(f"cannot sum shape {g_shape} to {tuple(shape)}")
-    if dims:
-        g = sum(g, dim=tuple(dims), keepdim=True)
-    return reshape(g, shape) if tuple(g.shape) != tuple(shape) else g
+            raise ValueError(f"cannot sum shape {g_shape} to {shape}")
+    return tuple(dims)
 
 
 # --------------------------------------------------------------------------- sum, mean
