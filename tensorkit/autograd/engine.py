@@ -155,45 +155,29 @@ def _execute(
             buffer = pending.pop(node, None)
             edges = node.edges
             grads_out = None
-            if buffer is not None:
-                watched = _state.observing
-                if watched:  # observers attribute the rule's ops (and sums) to this node
-                    outer = (_state.phase, _state.backward_node)
-                    _state.phase, _state.backward_node = "backward", node
-                try:
+            watched = buffer is not None and _state.observing
+            if watched:  # observers attribute the rule's ops (and sums) to this node
+                outer = (_state.phase, _state.backward_node)
+                _state.phase, _state.backward_node = "backward", node
+            try:
+                if buffer is not None:
                     grads_out = run(node, buffer, index)
-                    if grads_out:  # send each gradient to its input's buffer, count the edge
-                        for edge, g in zip(edges, grads_out, strict=True):
-                            if edge is None:
-                                continue
-                            child = edge[0]
-                            if g is not None:
-                                slots = pending.get(child)
-                                if slots is None:
-                                    meta = child.output_meta
-                                    slots = [None] * (1 if meta is None else len(meta))
-                                    pending[child] = slots
-                                nr = edge[1]
-                                held = slots[nr]
-                                slots[nr] = g if held is None else sum_gradients(held, g)
-                            remaining = dependencies[child] - 1
-                            dependencies[child] = remaining
-                            if remaining == 0:
-                                if follow is None:
-                                    follow = child
-                                else:
-                                    push(ready, (-child.seq, id(child), child))
-                        edges = ()
-                except Exception as error:
-                    if getattr(error, "backward_node", None) is None:
-                        error.backward_node = node  # tools (the stepper) show where it failed
-                    raise
-                finally:
-                    if watched:
-                        _state.phase, _state.backward_node = outer
-            for edge in edges:  # no gradient flows on: count the edges as done
-                if edge is not None:
+                # Send each gradient to its input's buffer and count the edge as done (every
+                # edge counts, whether or not a gradient flows on it).
+                sent = grads_out if grads_out else (None,) * len(edges)
+                for edge, g in zip(edges, sent, strict=True):
+                    if edge is None:
+                        continue
                     child = edge[0]
+                    if g is not None:
+                        slots = pending.get(child)
+                        if slots is None:
+                            meta = child.output_meta
+                            slots = [None] * (1 if meta is None else len(meta))
+                            pending[child] = slots
+                        nr = edge[1]
+                        held = slots[nr]
+                        slots[nr] = g if held is None else sum_gradients(held, g)
                     remaining = dependencies[child] - 1
                     dependencies[child] = remaining
                     if remaining == 0:
@@ -201,6 +185,13 @@ def _execute(
                             follow = child
                         else:
                             push(ready, (-child.seq, id(child), child))
+            except Exception as error:
+                if getattr(error, "backward_node", None) is None:
+                    error.backward_node = node  # tools (the stepper) show where it failed
+                raise
+            finally:
+                if watched:
+                    _state.phase, _state.backward_node = outer
             if follow is not None and ready:  # it waits its turn among the others
                 push(ready, (-follow.seq, id(follow), follow))
                 follow = None
