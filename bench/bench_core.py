@@ -277,9 +277,16 @@ def bench_mlp(lib: Any, s: Settings, seed: int) -> dict[str, Any]:
 
 
 def bench_pow(lib: Any, s: Settings, seed: int) -> dict[str, float]:
-    """Workload 5: ``x**2``, ``x**3`` and ``x*x`` on 1M float32 elements, in ms."""
+    """Workload 5: ``x**2``, ``x**3``, ``x*x``, a select on an unpredictable mask and sigmoid
+    on 1M float32 elements, in ms."""
     x = lib.tensor(np.random.default_rng(seed).random(POW_N, dtype=np.float32))
-    calls = {"pow2": lambda: x**2, "pow3": lambda: x**3, "mul": lambda: x * x}
+    calls = {
+        "pow2": lambda: x**2,
+        "pow3": lambda: x**3,
+        "mul": lambda: x * x,
+        "where": lambda: lib.where(x > 0.5, x, 0.0),
+        "sigmoid": lambda: lib.sigmoid(x),
+    }
     return {
         key: median(time_calls(fn, s.pow_repeats, s.pow_warmup)) * 1e3 for key, fn in calls.items()
     }
@@ -549,6 +556,8 @@ def workloads(s: Settings) -> list[Workload]:
         Workload("pow2", "5a x**2, 1M float32 (ms)", 3, "<= 1.3x own x*x", _vs_own_mul(1.3)),
         Workload("pow3", "5b x**3, 1M float32 (ms)", 3, "<= 2.3x own x*x", _vs_own_mul(2.3)),
         Workload("mul", "5c x*x, 1M float32 (ms)", 3, "-", _info),
+        Workload("where", "5d where(x > 0.5, x, 0.0), 1M float32 (ms)", 3, "-", _info),
+        Workload("sigmoid", "5e sigmoid, 1M float32 (ms)", 3, "-", _info),
         Workload(
             "prof_off",
             "6a profiling off: chain fwd+bwd, profiler used / never imported (x)",
