@@ -1,42 +1,7 @@
 import assert from "node:assert/strict";
 import { test } from "node:test";
 
-/** Just enough of the DOM for dom.js: elements with attributes, children and text. */
-class FakeElement {
-  constructor(tag) {
-    this.tagName = tag.toUpperCase();
-    this.attributes = {};
-    this.children = [];
-    this.textContent = "";
-  }
-  setAttribute(name, value) {
-    this.attributes[name] = value;
-  }
-  append(...children) {
-    for (const child of children) {
-      this.children.push(typeof child === "string" ? { text: child } : child);
-    }
-  }
-  get className() {
-    return this.attributes.class || "";
-  }
-  /** Every descendant with class `name`. */
-  find(name) {
-    const found = [];
-    const walk = (el) => {
-      for (const child of el.children || []) {
-        if (child.className && child.className.split(" ").includes(name)) found.push(child);
-        walk(child);
-      }
-    };
-    walk(this);
-    return found;
-  }
-}
-globalThis.document = {
-  createElement: (tag) => new FakeElement(tag),
-  createElementNS: (_, tag) => new FakeElement(tag),
-};
+import "./fake_dom.mjs"; // a minimal document for the module under test
 
 const { legendView, nodeDetails, NODE_KINDS } = await import("../src/dom.js");
 const { nodeColors } = await import("../src/format.js");

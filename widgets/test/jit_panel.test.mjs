@@ -1,39 +1,7 @@
 import assert from "node:assert/strict";
 import { test } from "node:test";
 
-/** Just enough of the DOM for jit_panel.js: elements with attributes, children and text. */
-class FakeElement {
-  constructor(tag) {
-    this.tagName = tag.toUpperCase();
-    this.attributes = {};
-    this.children = [];
-    this.textContent = "";
-  }
-  setAttribute(name, value) {
-    this.attributes[name] = value;
-  }
-  append(...children) {
-    for (const child of children) this.children.push(child);
-  }
-  get className() {
-    return this.attributes.class || "";
-  }
-  /** Every descendant whose tag or class is `name`, depth first. */
-  find(name) {
-    const found = [];
-    const walk = (el) => {
-      for (const child of el.children || []) {
-        if (child.tagName === name.toUpperCase() || child.className.split(" ").includes(name)) {
-          found.push(child);
-        }
-        walk(child);
-      }
-    };
-    walk(this);
-    return found;
-  }
-}
-globalThis.document = { createElement: (tag) => new FakeElement(tag) };
+import "./fake_dom.mjs"; // a minimal document for the module under test
 
 const { isFused, jitSections, kernelGroup } = await import("../src/jit_panel.js");
 

@@ -1,49 +1,7 @@
 import assert from "node:assert/strict";
 import { test } from "node:test";
 
-/** Just enough of the DOM for profile.js: elements with attributes, children and text. */
-class FakeElement {
-  constructor(tag) {
-    this.tagName = tag.toUpperCase();
-    this.attributes = {};
-    this.children = [];
-    this.textContent = "";
-    this.classList = { toggle: () => {} };
-  }
-  setAttribute(name, value) {
-    this.attributes[name] = String(value);
-  }
-  append(...children) {
-    for (const child of children) this.children.push(child);
-  }
-  replaceChildren(...children) {
-    this.children = children.filter((c) => c !== "");
-  }
-  addEventListener() {}
-  remove() {}
-  get className() {
-    return this.attributes.class || "";
-  }
-  /** Every descendant whose tag or class is `name`, depth first. */
-  find(name) {
-    const found = [];
-    const walk = (el) => {
-      for (const child of el.children || []) {
-        if (!(child instanceof FakeElement)) continue; // a text child
-        if (child.tagName === name.toUpperCase() || child.className.split(" ").includes(name)) {
-          found.push(child);
-        }
-        walk(child);
-      }
-    };
-    walk(this);
-    return found;
-  }
-}
-globalThis.document = {
-  createElement: (tag) => new FakeElement(tag),
-  createElementNS: (_, tag) => new FakeElement(tag),
-};
+import { FakeElement } from "./fake_dom.mjs"; // installs document
 
 const { default: profile } = await import("../src/profile.js");
 
