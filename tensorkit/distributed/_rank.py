@@ -30,19 +30,36 @@ def set_environment(mpi: Any) -> None:
     local.Free()
 
 
+ERROR_DIR = "TENSORKIT_DISTRIBUTED_ERROR_DIR"  # set by the launcher (torchrun's error files)
+
+
 def abort_on_exception(mpi: Any) -> None:
-    """Install an excepthook that prints the traceback, then aborts every rank."""
+    """Install an excepthook that reports the traceback, then aborts every rank."""
 
     def hook(kind: type[BaseException], error: BaseException, tb: TracebackType | None) -> None:
         rank = os.environ.get("RANK", "?")
         lines = traceback.format_exception(kind, error, _user_frames(tb))
-        header = f"[rank {rank}] uncaught exception; ending every rank:\n"
-        sys.stderr.write(header + "".join(lines))  # one write: an abort may follow at once
-        sys.stderr.flush()
+        report(f"[rank {rank}] uncaught exception; ending every rank:\n" + "".join(lines))
         sys.stdout.flush()
         mpi.COMM_WORLD.Abort(1)
 
     sys.excepthook = hook
+
+
+def report(text: str) -> None:
+    """Show ``text`` even though an abort follows at once: under the launcher, in this rank's
+    error file, which the launcher prints after mpiexec returns (stderr passes through
+    mpiexec's proxies, and an abort can end them before they forward it); else on stderr."""
+    directory = os.environ.get(ERROR_DIR)
+    if directory:
+        path = os.path.join(directory, f"rank_{os.environ.get('RANK', os.getpid())}.txt")
+        with open(path, "a", encoding="utf-8") as file:
+            file.write(text)
+            file.flush()
+            os.fsync(file.fileno())
+        return
+    sys.stderr.write(text)  # one write: an abort may follow at once
+    sys.stderr.flush()
 
 
 def _user_frames(tb: TracebackType | None) -> TracebackType | None:
@@ -72,7 +89,7 @@ def main(argv: list[str]) -> None:
         code = exit_.code
         if code not in (None, 0):  # a rank that exits with an error ends the others too
             if not isinstance(code, int):
-                sys.stderr.write(f"{code}\n")
+                report(f"{code}\n")
                 code = 1
             sys.stderr.flush()
             mpi.COMM_WORLD.Abort(code)

@@ -3,8 +3,9 @@ torchrun's role on one machine, through the mpiexec of the mpich wheel (or the P
 
 Each rank runs the script with RANK, WORLD_SIZE, LOCAL_RANK and LOCAL_WORLD_SIZE set (and
 OMP_NUM_THREADS, unless set, to the cores divided by the ranks); one
-rank's uncaught exception prints its traceback and ends every rank (MPI_Abort), so a failed
-job never hangs. Exit code: 0 when every rank succeeded, 1 when any failed (as torchrun),
+rank's uncaught exception ends every rank (MPI_Abort), so a failed job never hangs, and its
+traceback is printed here from the rank's error file (stderr forwarded by mpiexec can be cut
+off by the abort). Exit code: 0 when every rank succeeded, 1 when any failed (as torchrun),
 2 for a usage error or no mpiexec.
 """
 
@@ -15,8 +16,11 @@ import os
 import shutil
 import subprocess
 import sys
+import tempfile
 from collections.abc import Sequence
 from pathlib import Path
+
+from ._rank import ERROR_DIR
 
 __all__ = ["find_mpiexec", "main", "parse_args"]
 
@@ -74,12 +78,16 @@ def main(argv: Sequence[str] | None = None) -> int:
             file=sys.stderr,
         )
         return 2
-    process = subprocess.Popen(command(args, mpiexec), env=environment(args.nproc_per_node))
-    try:
-        code = process.wait()
-    except KeyboardInterrupt:
-        process.terminate()
-        code = process.wait()
+    with tempfile.TemporaryDirectory(prefix="tensorkit-ranks-") as errors:
+        env = {**environment(args.nproc_per_node), ERROR_DIR: errors}
+        process = subprocess.Popen(command(args, mpiexec), env=env)
+        try:
+            code = process.wait()
+        except KeyboardInterrupt:
+            process.terminate()
+            code = process.wait()
+        for path in sorted(Path(errors).glob("rank_*.txt"), key=_rank_number):
+            sys.stderr.write(path.read_text(encoding="utf-8"))  # the failing ranks' reports
     if code != 0:
         print(
             f"tensorkit.distributed.run: {args.training_script} failed on at least one of "
@@ -88,6 +96,11 @@ def main(argv: Sequence[str] | None = None) -> int:
         )
         return 1
     return 0
+
+
+def _rank_number(path: Path) -> int:
+    number = path.stem.removeprefix("rank_")
+    return int(number) if number.isdigit() else -1
 
 
 if __name__ == "__main__":

@@ -3,6 +3,7 @@ calls; a timeout raises instead of hanging; the launcher's exit codes."""
 
 from __future__ import annotations
 
+import io
 import os
 
 import pytest
@@ -99,3 +100,19 @@ def test_launcher_command_line(monkeypatch: pytest.MonkeyPatch) -> None:
     assert launcher.environment(2)["OMP_NUM_THREADS"] == str(
         max(1, len(os.sched_getaffinity(0)) // 2)
     )
+
+
+def test_a_ranks_report_goes_to_its_error_file_under_the_launcher(tmp_path, monkeypatch) -> None:
+    """Under the launcher a rank's traceback is written to its error file (fsynced before the
+    abort), which the launcher prints once mpiexec returns; without it, to stderr."""
+    from tensorkit.distributed import _rank
+
+    monkeypatch.setenv(_rank.ERROR_DIR, str(tmp_path))
+    monkeypatch.setenv("RANK", "1")
+    _rank.report("[rank 1] uncaught exception; ending every rank:\nValueError: boom\n")
+    assert (tmp_path / "rank_1.txt").read_text().endswith("ValueError: boom\n")
+    monkeypatch.delenv(_rank.ERROR_DIR)
+    captured = io.StringIO()
+    monkeypatch.setattr("sys.stderr", captured)
+    _rank.report("to stderr\n")
+    assert captured.getvalue() == "to stderr\n"
