@@ -90,16 +90,19 @@ def test_is_available_is_false_when_the_bindings_do_not_import(
     def missing(name: str) -> None:
         raise ImportError(f"No module named {name!r}")
 
+    # Resolved before importlib is patched: tk.backends is a lazy submodule, imported on first
+    # use, which a worker running this test first would otherwise fail to import.
+    cudnn = tk.backends.cudnn
     monkeypatch.setattr(cudnn_backend, "_probed", {})
     monkeypatch.setattr(cudnn_backend.importlib, "import_module", missing)
-    assert tk.backends.cudnn.is_available() is False
-    assert tk.backends.cudnn.version() is None
+    assert cudnn.is_available() is False
+    assert cudnn.version() is None
     loaded = types.SimpleNamespace(getVersion=lambda: 8907)
-    assert tk.backends.cudnn.is_available() is False  # probed once per CuPy module
+    assert cudnn.is_available() is False  # probed once per CuPy module
     monkeypatch.setitem(sys.modules, "cupy", types.ModuleType("cupy"))  # another CuPy
     monkeypatch.setattr(cudnn_backend.importlib, "import_module", lambda name: loaded)
-    assert tk.backends.cudnn.is_available() is True
-    assert tk.backends.cudnn.version() == 8907
+    assert cudnn.is_available() is True
+    assert cudnn.version() == 8907
 
 
 def test_matmul_precision_and_allow_tf32_are_one_switch(monkeypatch: pytest.MonkeyPatch) -> None:
