@@ -391,18 +391,20 @@ class Tensor:
         return self._data
 
     def item(self) -> Any:
-        if _state.tracer is not None:
-            _state.tracer.value_read(self, "item()")
         if self._data.size != 1:
             raise RuntimeError(
                 f"a Tensor with {self._data.size} elements cannot be converted to Scalar"
             )
-        return self._data.reshape(()).item()
+        value = self._data.reshape(()).item()
+        if _state.tracer is not None:
+            _state.tracer.value_read(self, "item()", value)
+        return value
 
     def tolist(self) -> Any:
+        value = to_device_array(self._data, cpu).tolist()
         if _state.tracer is not None:
-            _state.tracer.value_read(self, "tolist()")
-        return to_device_array(self._data, cpu).tolist()
+            _state.tracer.value_read(self, "tolist()", value)
+        return value
 
     # ---------------------------------------------------------------- Python protocols
     def __len__(self) -> int:
@@ -416,12 +418,13 @@ class Tensor:
         return iter(self.unbind(0))
 
     def __bool__(self) -> bool:
-        if _state.tracer is not None:
-            _state.tracer.value_read(self, "__bool__()")
         if self._data.size != 1:
             amount = "more than one value" if self._data.size else "no values"
             raise RuntimeError(f"Boolean value of Tensor with {amount} is ambiguous")
-        return bool(self._data.reshape(()).item())
+        value = bool(self._data.reshape(()).item())
+        if _state.tracer is not None:
+            _state.tracer.value_read(self, "__bool__()", value)
+        return value
 
     def __float__(self) -> float:
         return float(self._scalar())
@@ -434,11 +437,12 @@ class Tensor:
 
     def _scalar(self) -> Any:
         """The one element, for the Python number protocols (PyTorch's ValueError otherwise)."""
-        if _state.tracer is not None:
-            _state.tracer.value_read(self, "__float__() / __int__()")
         if self._data.size != 1:
             raise ValueError("only one element tensors can be converted to Python scalars")
-        return self._data.reshape(()).item()
+        value = self._data.reshape(()).item()
+        if _state.tracer is not None:
+            _state.tracer.value_read(self, "__float__() / __int__()", value)
+        return value
 
     def __index__(self) -> int:
         if self._data.dtype.kind not in "iub" or self._data.size != 1:

@@ -11,6 +11,7 @@ from .capture import GraphBreak, TracerWarning, TracingError
 from .compiler import CompiledFunction, compile  # noqa: A004
 from .config import config
 from .explain import ExplainOutput, explain
+from .guards import GuardError
 from .ir import Graph
 from .serialize import LoadError, load, save
 from .trace import TracedFunction, trace
@@ -20,6 +21,7 @@ __all__ = [
     "ExplainOutput",
     "Graph",
     "GraphBreak",
+    "GuardError",
     "LoadError",
     "TracedFunction",
     "TracerWarning",

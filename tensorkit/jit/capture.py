@@ -6,8 +6,10 @@ through ``_state.tracer``, which tensorkit checks where they happen: a tensor's 
 into Python (``item()``, ``bool(t)``, ``tolist()``, ``numpy()``...), an in-place write
 (``ops.inplace.inplace_update``) and a random draw (``tensorkit.random``). A value read is a
 *graph break*: a replay computes no Python, so the graph is only valid while that value does
-not steer the call; ``tk.jit.trace`` warns (``TracerWarning``) and ``tk.compile`` runs such a
-call eagerly and lists the break in ``tk.jit.explain``.
+not steer the call. A read whose value can be compared (``bool(t)``, ``item()``...) becomes a
+guard node holding the value (``guards.py``), which a replay checks; ``tk.jit.trace`` warns
+(``TracerWarning``) at every read, and ``tk.compile`` compiles a path per guarded value and
+runs a call with any other break eagerly; ``tk.jit.explain`` lists them all.
 
 Tensors the call meets that no op made are placeholders: its arguments and a module's
 parameters and buffers (registered before the call), and others found on first use: a tensor
@@ -27,6 +29,7 @@ import numpy as np
 
 from .. import _state
 from .._callsite import display_site, user_call_site
+from .guards import unguarded
 from ..ops._apply import OPS, OpDef, unwrap
 from ..tensor import Tensor, wrap
 from .ir import (
@@ -58,14 +61,21 @@ class TracingError(RuntimeError):
 @dataclass(frozen=True)
 class GraphBreak:
     """Where and why a capture cannot stand for the call: ``kind`` is "value_read",
-    "random", "function", "inplace_view" or "unsupported"; ``site`` the user's call site."""
+    "random", "function", "inplace_view" or "unsupported"; ``site`` the user's call site.
+    A ``guarded`` break is a value read the graph holds as a guard node (``guards.py``):
+    a compiled call checks it reads ``value`` again, so the call still compiles."""
 
     kind: str
     reason: str
     site: str
+    guarded: bool = False
+    value: Any = None
 
     def __str__(self) -> str:
         return f"{self.reason} (at {self.site})" if self.site else self.reason
+
+
+_NOT_GIVEN: Any = object()  # value_read without a value
 
 
 def _site() -> str:
@@ -97,6 +107,9 @@ class Tracer:
         self._view_root: dict[int, int] = {}  # a view's value id -> the value it views
         self._stale: set[int] = set()  # views of a tensor written in place after they were made
         self._pending_draws = 0
+        self._drawn = False  # a captured random draw ran (a later read cannot be guarded)
+        self._in_backward = False  # capture_backward is running (a read is not guarded)
+        self._guards = 0  # guard nodes so far
 
     # ------------------------------------------------------------------ registering
     def add_placeholder(self, tensor: Tensor, kind: str, name: str) -> int:
@@ -254,19 +267,56 @@ class Tracer:
         arguments in place): an "unsupported" graph break."""
         self.graph.breaks.append(GraphBreak("unsupported", reason, _site()))
 
-    def value_read(self, tensor: Tensor, how: str) -> None:
-        """``tensor``'s value is read into Python by ``how`` (for example "item()")."""
+    def value_read(self, tensor: Tensor, how: str, value: Any = _NOT_GIVEN) -> None:
+        """``tensor``'s value is read into Python by ``how`` (for example "item()"), giving
+        ``value`` (not given: a read no guard can repeat, such as ``numpy()``)."""
         site = _site()
         reason = f"Tensor.{how} reads a tensor's value into Python"
-        self.graph.breaks.append(GraphBreak("value_read", reason, site))
+        why = unguarded(how, tensor, value is not _NOT_GIVEN) or self._unguardable()
+        if why:
+            self.graph.breaks.append(GraphBreak("value_read", f"{reason}; {why}", site))
+        else:
+            self.graph.nodes.append(
+                Node(
+                    op=how,
+                    args=(self._arg(tensor),),
+                    attrs={"value": value, "number": self._guards},
+                    outputs=(),
+                    site=site,
+                    module=".".join(_state.module_path),
+                    phase=_state.phase,
+                    kind="guard",
+                )
+            )
+            self._guards += 1
+            self.graph.breaks.append(GraphBreak("value_read", reason, site, True, value))
         if self.warn:
+            then = (
+                f"the trace treats it as a constant and will not follow a different value ({why})"
+                if why
+                else "the trace follows the branch this value took, and a replay reading "
+                "another value raises tk.jit.GuardError"
+            )
             warnings.warn(
-                f"{reason} at {site or 'an unknown call site'}: the trace treats it as a "
-                "constant and will not follow a different value (a TracerWarning, as "
+                f"{reason} at {site or 'an unknown call site'}: {then} (a TracerWarning, as "
                 "torch.jit.trace gives)",
                 TracerWarning,
                 stacklevel=3,
             )
+
+    def _unguardable(self) -> str:
+        """Why no read could be guarded at this point of the call ("" when one can)."""
+        if self._in_backward:
+            return (
+                "it runs in the backward tk.jit captures ahead of time (a hook), which runs "
+                "after the call returned: too late to take another path"
+            )
+        if self._drawn:
+            return (
+                "it follows a random draw, which a replay taking another path here would "
+                "already have made"
+            )
+        return ""
 
     def before_inplace(self, tensor: Tensor, result: Tensor, op_name: str) -> None:
         """``result`` is about to be written into ``tensor``'s storage by ``op_name``."""
@@ -307,6 +357,7 @@ class Tracer:
     def random_made(self, out: Tensor, kind: str, args: tuple, attrs: dict) -> None:
         """A supported sampler drew ``out``: a "random" node (drawn again on each replay)."""
         self._pending_draws -= 1
+        self._drawn = True
         value_id = self._new_id()
         self.graph.nodes.append(
             Node(
@@ -354,9 +405,13 @@ class Tracer:
             seeds.append(seed)
         graph.grad_outputs = [Ref(self.value_of(out)) for out in outputs]
         start = len(graph.nodes)
-        grads = autograd_grad(
-            outputs, [t for _, t in targets], seeds, retain_graph=True, allow_unused=True
-        )
+        self._in_backward = True
+        try:
+            grads = autograd_grad(
+                outputs, [t for _, t in targets], seeds, retain_graph=True, allow_unused=True
+            )
+        finally:
+            self._in_backward = False
         graph.backward = graph.nodes[start:]
         del graph.nodes[start:]
         for (index, _), g in zip(targets, grads, strict=True):

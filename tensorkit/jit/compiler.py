@@ -7,10 +7,20 @@ one: when the two recordings agree (same ops, attributes and Python numbers), th
 optimized and lowered, and later calls replay it (checking that the module's parameters are
 still the same tensors). Two recordings that differ mean Python state steers the call (a
 number that changes each step, an optimizer creating its state): the entry keeps recording
-until they agree. A recording with a graph break (a value read into Python, a random draw or
-an autograd.Function the IR cannot hold, an in-place write to a view) makes the entry run
-eagerly; ``tk.jit.explain`` lists why. After ``config.cache_size_limit`` guard sets a new
-one warns, naming the guard that failed, and runs eagerly.
+until they agree.
+
+A value read into Python whose result can be compared (``bool(t)``, ``item()``, ``int(t)``,
+``float(t)``, a small ``tolist()``) is a guarded graph break: the graph holds a guard node
+with the value the recording read, and an entry compiles one *path* per tuple of such
+values (``if loss.item() > 1:`` gives two), as torch.compile specializes on them. A call
+replays the path that ran last; when a guard reads another value the replay stops before
+any effect, and the path agreeing with the values read so far replays instead, else the call
+is recorded (two agreeing recordings compile the new path). Past ``config.cache_size_limit``
+paths an entry warns, naming the read and the values it gave, and runs eagerly. Any other
+graph break (``numpy()``, a random draw or an autograd.Function the IR cannot hold, an
+in-place write to a view) makes the entry run eagerly; ``tk.jit.explain`` lists why. After
+``config.cache_size_limit`` guard sets a new one warns, naming the guard that failed, and
+runs eagerly.
 
 Python side effects that read no tensor value (printing a message, appending to a list)
 happen in the recorded calls only, as with ``jax.jit``.
@@ -27,6 +37,7 @@ from .. import _notebook_hooks, _state
 from ..tensor import Tensor
 from .capture import Capture, GraphBreak, TracingError, capture, flatten
 from .config import config
+from .guards import GuardFailure, same
 from .ir import BUFFER, EXTERNAL, INPUT, PARAMETER, Graph, Ref
 from .passes import optimize
 from .runtime import CompiledGraph, SharedMemoryError
@@ -36,24 +47,38 @@ __all__ = ["CompiledFunction", "compile", "config"]
 
 
 @dataclass
+class Path:
+    """One compiled graph of a guard set: the values its guards read when it was recorded
+    (in read order), the graph, and the tensors a replay reads besides the arguments."""
+
+    values: tuple
+    compiled: CompiledGraph
+    tensors: list  # the live placeholder tensors
+    inputs: list  # (placeholder index, argument leaf position)
+    input_spec: Any  # the arguments' structure (capture.flatten), for tk.jit.save
+    compiled_at: int  # the how-many-th graph this function compiled
+
+
+@dataclass
 class Entry:
-    """One guard set's state: recordings so far, then a compiled graph or an eager verdict."""
+    """One guard set's state: its compiled paths (``path`` the one replayed first), the
+    recordings waiting for an agreeing one, or an eager verdict."""
 
     guards: tuple
     recordings: int = 0
-    previous: Capture | None = None
-    compiled: CompiledGraph | None = None
-    tensors: list = field(default_factory=list)  # the live placeholder tensors
-    inputs: list = field(default_factory=list)  # (placeholder index, argument leaf position)
+    path: Path | None = None
+    paths: list[Path] = field(default_factory=list)
+    waiting: list[Capture] = field(default_factory=list)  # one per tuple of guarded values
+    seen: list[tuple] = field(default_factory=list)  # the tuples of guarded values recorded
     parameters: list = field(default_factory=list)  # the module's parameters when compiled
-    breaks: list[GraphBreak] = field(default_factory=list)
+    breaks: list[GraphBreak] = field(default_factory=list)  # the last recording's
     unstable: str = ""  # why the last two recordings differed
-    input_spec: Any = None  # the arguments' structure (capture.flatten), for tk.jit.save
-    compiled_at: int = 0  # the how-many-th graph this function compiled
+    eager: bool = False  # an unguarded break, or too many paths: calls run eagerly
 
     @property
-    def eager(self) -> bool:
-        return bool(self.breaks)
+    def compiled(self) -> CompiledGraph | None:
+        """The graph of the path replayed first (None before one compiled)."""
+        return None if self.path is None else self.path.compiled
 
 
 class CompiledFunction:
@@ -66,6 +91,7 @@ class CompiledFunction:
         self.module = fn if _is_module(fn) else None
         self.entries: dict[tuple, Entry] = {}
         self._warned_limit = False
+        self._compiles = 0
         functools.update_wrapper(self, fn, updated=())
 
     # ------------------------------------------------------------------ calls
@@ -84,61 +110,106 @@ class CompiledFunction:
                 self._warn_limit(guards)
                 return self.fn(*args, **kwargs)
             entry = self.entries[guards] = Entry(guards)
-        if entry.compiled is not None and self._parameters_unchanged(entry):
-            tensors = list(entry.tensors)
-            for index, position in entry.inputs:
+        path = entry.path
+        if path is not None and self._parameters_unchanged(entry):
+            tensors = list(path.tensors)
+            for index, position in path.inputs:
                 tensors[index] = leaves[position]
             try:
-                return entry.compiled.run(tensors)
+                return path.compiled.run(tensors)
+            except GuardFailure as failure:  # the replay had no effects
+                return self._switch(entry, failure, leaves, args, kwargs)
             except SharedMemoryError:  # raised before anything ran: eager handles aliasing
                 return self.fn(*args, **kwargs)
         if entry.eager:
             return self.fn(*args, **kwargs)
         return self._record(entry, args, kwargs)
 
+    def _switch(
+        self, entry: Entry, failure: GuardFailure, leaves: Any, args: tuple, kwargs: dict
+    ) -> Any:
+        """Replay the path agreeing with the values the failed replays read, else record."""
+        known = (*entry.path.values[: failure.number], failure.value)
+        while True:
+            path = next((p for p in entry.paths if _agrees(p.values, known)), None)
+            if path is None:
+                return self._record(entry, args, kwargs)
+            tensors = list(path.tensors)
+            for index, position in path.inputs:
+                tensors[index] = leaves[position]
+            try:
+                result = path.compiled.run(tensors)
+            except GuardFailure as again:
+                if again.number < len(known):  # an earlier read changed: trust eager code
+                    return self._record(entry, args, kwargs)
+                known = (*path.values[: again.number], again.value)
+                continue
+            except SharedMemoryError:
+                return self.fn(*args, **kwargs)
+            entry.path = path
+            return result
+
     def _record(self, entry: Entry, args: tuple, kwargs: dict) -> Any:
-        """Run the call eagerly under a capture; compile once two recordings agree."""
+        """Run the call eagerly under a capture; compile its path once two recordings of
+        it agree."""
         recorded = capture(self.fn, args, kwargs, self.module)
         entry.recordings += 1
-        if recorded.graph.breaks:
-            entry.breaks = list(recorded.graph.breaks)
-            if self.fullgraph:
-                listed = "; ".join(str(b) for b in entry.breaks)
-                raise TracingError(f"tk.compile(fullgraph=True): graph break: {listed}")
+        graph = recorded.graph
+        entry.breaks = list(graph.breaks)
+        if graph.breaks and self.fullgraph:
+            listed = "; ".join(str(b) for b in graph.breaks)
+            raise TracingError(f"tk.compile(fullgraph=True): graph break: {listed}")
+        if not all(b.guarded for b in graph.breaks):
+            self._go_eager(entry)
             return recorded.result
-        if entry.previous is not None:
-            difference = differences(entry.previous, recorded)
+        values = guard_values(graph)
+        if not any(_agrees(seen, values) for seen in entry.seen):
+            entry.seen.append(values)
+            if len(entry.seen) > config.cache_size_limit:
+                self._warn_paths(entry, graph)
+                self._go_eager(entry)
+                return recorded.result
+        previous = next((c for c in entry.waiting if _agrees(guard_values(c.graph), values)), None)
+        if previous is not None:
+            entry.waiting.remove(previous)
+            difference = differences(previous, recorded)
             if difference is None:
-                self._compile(entry, recorded)
+                self._compile(entry, recorded, values)
                 return recorded.result
             entry.unstable = difference
-        entry.previous = recorded
+        entry.waiting.append(recorded)
         return recorded.result
 
-    def _compile(self, entry: Entry, recorded: Capture) -> None:
+    def _compile(self, entry: Entry, recorded: Capture, values: tuple) -> None:
         graph = optimize(recorded.graph)
-        entry.compiled = CompiledGraph(graph, _name_of(self.fn))
-        entry.tensors = recorded.tensors
-        entry.inputs = [
+        inputs = [
             (i, int(p.name.split()[-1]))
             for i, p in enumerate(graph.placeholders)
             if p.kind == INPUT
         ]
+        self._compiles += 1
+        compiled = CompiledGraph(graph, _name_of(self.fn))
+        path = Path(values, compiled, recorded.tensors, inputs, recorded.input_spec, self._compiles)
+        entry.paths.append(path)
+        entry.path = path
         entry.parameters = self._current_parameters()
-        entry.previous = None
-        entry.input_spec = recorded.input_spec
-        entry.compiled_at = 1 + max(e.compiled_at for e in self.entries.values())
+
+    def _go_eager(self, entry: Entry) -> None:
+        entry.eager = True
+        entry.path = None
+        entry.paths.clear()
+        entry.waiting.clear()
 
     def latest(self) -> Entry:
-        """The guard set compiled last (what ``tk.jit.save`` and ``show`` take); raises
-        ValueError when no call has compiled yet."""
-        compiled = [e for e in self.entries.values() if e.compiled is not None]
+        """The guard set whose current path compiled last (what ``tk.jit.save`` and
+        ``show`` take); raises ValueError when no call has compiled yet."""
+        compiled = [e for e in self.entries.values() if e.path is not None]
         if not compiled:
             raise ValueError(
                 f"{_name_of(self.fn)} has no compiled graph yet: a guard set compiles once two "
                 "recorded calls agree (tk.jit.explain says why a call does not compile)"
             )
-        return max(compiled, key=lambda e: e.compiled_at)
+        return max(compiled, key=lambda e: e.path.compiled_at)
 
     # ------------------------------------------------------------------ guards
     def _guards(self, leaves: list, spec: Any) -> tuple:
@@ -166,7 +237,10 @@ class CompiledFunction:
             a is b for a, b in zip(current, entry.parameters, strict=True)
         ):
             return True
-        entry.compiled = None  # a parameter was replaced: record again
+        entry.path = None  # a parameter was replaced: record again
+        entry.paths.clear()
+        entry.waiting.clear()
+        entry.seen.clear()
         entry.recordings = 0
         return False
 
@@ -180,6 +254,29 @@ class CompiledFunction:
             f"({config.cache_size_limit}): {describe_guard_failure(nearest, guards)}; "
             "new kinds of calls now run eagerly",
             stacklevel=3,
+        )
+
+    def _warn_paths(self, entry: Entry, graph: Graph) -> None:
+        """Warn that ``entry`` read more tuples of guarded values than it keeps paths for,
+        naming the first read whose values differ and the values it gave."""
+        seen = entry.seen
+        longest = max(len(v) for v in seen)
+        number = next(
+            n
+            for n in range(longest)
+            if not all(len(v) > n and same(v[n], seen[0][n]) for v in seen)
+        )
+        reads = {node.attrs["number"]: node for node in graph.nodes if node.kind == "guard"}
+        read = reads.get(number)
+        where = f"Tensor.{read.op} at {read.site or 'an unknown call site'}" if read else "a read"
+        given = [v[number] for v in seen if len(v) > number]
+        shown = ", ".join(repr(v) for v in given[:6]) + (", ..." if len(given) > 6 else "")
+        warnings.warn(
+            f"tk.compile: {_name_of(self.fn)} hit config.cache_size_limit "
+            f"({config.cache_size_limit}) paths for one guard set: {where} read {shown}; "
+            "these calls now run eagerly "
+            "(a value that changes every call, such as a loss, is better compared as a tensor)",
+            stacklevel=4,
         )
 
     def show(self) -> Any:
@@ -290,6 +387,16 @@ def _args_text(node: Any) -> str:
 
 
 # ---------------------------------------------------------------------- helpers
+def guard_values(graph: Graph) -> tuple:
+    """The values a recording's guards read, in read order (a path's key)."""
+    return tuple(node.attrs["value"] for node in graph.nodes if node.kind == "guard")
+
+
+def _agrees(values: tuple, known: tuple) -> bool:
+    """Whether a path's guarded values start with ``known`` (``guards.same`` each)."""
+    return len(values) >= len(known) and all(map(same, values, known))
+
+
 def describe_guard_failure(old: tuple, new: tuple) -> str:
     """Which guard tells two calls apart, in words."""
     if old[0] != new[0]:

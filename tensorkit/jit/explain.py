@@ -19,7 +19,8 @@ __all__ = ["ExplainOutput", "explain"]
 @dataclass
 class ExplainOutput:
     """One call explained: the captured graph, each graph break with its reason and call
-    site, the guards a compiled entry checks, and the op count before and after the passes."""
+    site (and whether a compiled call guards on its value or runs eagerly), the guards a
+    compiled entry checks, and the op count before and after the passes."""
 
     graph: Graph
     break_reasons: list[GraphBreak] = field(default_factory=list)
@@ -32,9 +33,15 @@ class ExplainOutput:
         return len(self.break_reasons)
 
     @property
+    def eager(self) -> bool:
+        """Whether a break makes tk.compile run the call eagerly (one it cannot guard)."""
+        return not all(b.guarded for b in self.break_reasons)
+
+    @property
     def graph_count(self) -> int:
-        """Graphs a compiled call replays: one, or none when a break makes it eager."""
-        return 0 if self.break_reasons else 1
+        """The regions between graph breaks (breaks + 1, as ``torch._dynamo.explain``
+        counts them) when every break is guarded; 0 when a break makes the call eager."""
+        return 0 if self.eager else self.graph_break_count + 1
 
     def show(self) -> Any:
         """The graph widget of the explained graph, its breaks and guards beside it."""
@@ -48,10 +55,20 @@ class ExplainOutput:
         ]
         if self.break_reasons:
             lines.append("Break reasons:")
-            lines += [f"  {n}. {b}" for n, b in enumerate(self.break_reasons, 1)]
+            lines += [f"  {n}. {b}: {verdict(b)}" for n, b in enumerate(self.break_reasons, 1)]
         lines.append("Guards:")
         lines += [f"  {g}" for g in self.guards]
         return "\n".join(lines)
+
+
+def verdict(graph_break: GraphBreak) -> str:
+    """What tk.compile does at a break, in words."""
+    if graph_break.guarded:
+        return (
+            f"guarded: the compiled call checks it reads {graph_break.value!r} again, and "
+            "another value takes (or compiles) another path"
+        )
+    return "the call runs eagerly"
 
 
 def explain(fn: Any, *args: Any, **kwargs: Any) -> ExplainOutput:
@@ -63,7 +80,7 @@ def explain(fn: Any, *args: Any, **kwargs: Any) -> ExplainOutput:
     graph = recorded.graph
     captured_ops = len(graph.nodes) + len(graph.backward)
     breaks = list(graph.breaks)
-    optimized = optimize(graph) if not breaks else graph
+    optimized = optimize(graph) if all(b.guarded for b in breaks) else graph
     return ExplainOutput(
         graph=optimized,
         break_reasons=breaks,
@@ -84,4 +101,7 @@ def _guard_lines(graph: Graph, module: Any) -> list[str]:
             )
     if module is not None:
         lines.append(f"{type(module).__name__}'s training flags and parameter identities")
+    for node in graph.nodes:
+        if node.kind == "guard":
+            lines.append(f"Tensor.{node.op} at {node.site or 'an unknown site'} == {node.attrs['value']!r}")
     return lines

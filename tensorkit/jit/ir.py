@@ -73,7 +73,10 @@ class Node:
     ``cast`` the NumPy dtype name every tensor argument is promoted to before the op runs
     (None: no cast), as
     ``ops._apply.unwrap`` would. ``kind`` is "op" for an OpDef, "fused" for a group the fusion
-    pass made (``members`` holds its nodes), "random" for a sampling call (``op`` names it).
+    pass made (``members`` holds its nodes), "random" for a sampling call (``op`` names it),
+    "guard" for a value read the graph checks (``op`` names the read, "item()"; one argument,
+    no outputs; ``attrs`` hold the recorded ``value`` and the guard's ``number``, see
+    ``guards.py``).
     """
 
     op: str
@@ -99,10 +102,12 @@ class Node:
             yield from attr_refs(value)
 
     def describe(self) -> str:
+        where = f"  # {self.site}" if self.site else ""
+        if self.kind == "guard":
+            return f"guard Tensor.{self.op}({self.args[0]!r}) == {self.attrs['value']!r}{where}"
         outs = ", ".join(f"%{v.id}" for v in self.outputs)
         args = ", ".join(repr(a) for a in self.args)
         attrs = "".join(f", {k}={v!r}" for k, v in self.attrs.items())
-        where = f"  # {self.site}" if self.site else ""
         return f"{outs} = {self.op}({args}{attrs}){where}"
 
 

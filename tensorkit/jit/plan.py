@@ -4,7 +4,8 @@ The function takes the input arrays as arguments, calls each op's array forward 
 own ``forward(xp, *arrays, **attrs)``, the code eager runs) with its arguments bound to local
 variables, drops each array after its last use (``passes.memory``), and returns the wanted
 arrays: no Tensor wrappers, no dtype promotion at run time (the casts the capture saw are
-written in), no graph nodes, no observers. Its source is built only from identifiers
+written in), no graph nodes, no observers. A guard node is a call of its check
+(``guards.check``), which raises ``GuardFailure`` out of the function on another value. Its source is built only from identifiers
 (``v12``, ``f3``, ``a3``); every op, constant and attribute is an object in the function's
 namespace, so nothing read from a file ever becomes code.
 
@@ -27,6 +28,7 @@ from .._backend import as_device
 from ..autograd.grad_mode import no_grad
 from ..ops._apply import OPS
 from ..tensor import Tensor, wrap
+from .guards import check
 from .ir import Node, Ref, attr_refs
 from .passes.memory import last_uses
 
@@ -68,7 +70,7 @@ def lower(
     dying = last_uses(nodes, set(outputs))
     for index, node in enumerate(nodes):
         statement = _statement(index, node, namespace)
-        if observed:
+        if observed and node.kind != "guard":  # a check, not an op: no event
             namespace[f"n{index}"] = node
             reads = "".join(f"v{r}, " for r in node.refs())
             writes = "".join(f"v{v.id}, " for v in node.outputs)
@@ -109,7 +111,9 @@ def _statement(index: int, node: Node, namespace: dict) -> list[str]:
     )
     call = _callee(index, node, namespace, args, computed)
     outs = [f"v{v.id}" for v in node.outputs]
-    if node.multi_output:
+    if not outs:  # a guard: a check
+        lines = [call]
+    elif node.multi_output:
         lines = [f"r{index} = {call}"] + [f"{o} = r{index}[{nr}]" for nr, o in enumerate(outs)]
     else:
         lines = [f"{outs[0]} = {call}"]
@@ -152,6 +156,9 @@ def _callee(index: int, node: Node, namespace: dict, args: list[str], computed: 
 
         namespace[f"f{index}"] = redraw
         return f"f{index}({node.op!r}, [{joined}], a{index})"
+    if node.kind == "guard":
+        namespace[f"f{index}"] = check(node)
+        return f"f{index}({joined})"
     if node.kind == "function":
         namespace[f"f{index}"] = _run_function
         return f"f{index}(a{index}['function'], [{joined}], {device!r})"

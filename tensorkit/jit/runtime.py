@@ -8,6 +8,9 @@ wraps the outputs and, when a placeholder requires grad, links them to one
 :class:`CompiledNode` whose rule is the backward plan, so ``loss.backward()`` after a compiled
 call gives eager's gradients. Under ``create_graph`` the rule instead interprets the captured
 nodes with tensorkit ops (forward again, then backward), so higher derivatives work.
+A guard node's check runs inside the forward plan and raises ``guards.GuardFailure`` on
+another value; every effect of a run (the outputs, the writes, ``.grad``) is applied after
+the plan returned, so a failed run leaves no trace.
 """
 
 from __future__ import annotations
@@ -22,6 +25,7 @@ from ..ops._apply import OPS, apply
 from ..random import redraw
 from ..tensor import Tensor, wrap
 from .capture import unflatten
+from .guards import verify
 from .ir import CONSTANT, GRAD_OUTPUT, Graph, Ref, map_refs
 from .ir import Node as IRNode
 from .plan import lower
@@ -261,6 +265,9 @@ def interpret(
             continue
         if node.kind == "fused":
             interpret(node.members, env, fixed, create_graph)
+            continue
+        if node.kind == "guard":
+            verify(node, args[0])
             continue
         if node.kind == "function":
             result = node.attrs["function"].function_class.apply(*args)

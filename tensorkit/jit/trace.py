@@ -8,6 +8,7 @@ from typing import Any
 from .. import _notebook_hooks
 from ..tensor import Tensor
 from .capture import TracerWarning, capture, flatten
+from .guards import GuardError, GuardFailure, failure_message
 from .ir import INPUT, Graph
 from .passes import optimize
 from .runtime import CompiledGraph
@@ -54,7 +55,10 @@ class TracedFunction:
             given = leaves[position]
             _check_input(self.fn, position, given, value)
             tensors[index] = given
-        return self.compiled.run(tensors)
+        try:
+            return self.compiled.run(tensors)
+        except GuardFailure as failure:
+            raise GuardError(failure_message(failure, _name_of(self.fn))) from None
 
     def show(self) -> Any:
         """The graph widget of this traced graph (needs tensorkit.notebook and anywidget)."""
@@ -69,8 +73,10 @@ def trace(
 ) -> TracedFunction:
     """Record one call of ``fn_or_module(*example_inputs)`` into a graph (see
     :mod:`tensorkit.jit`), as ``torch.jit.trace`` does. Reading a tensor's value into Python
-    inside the call warns with a ``TracerWarning`` naming the call site: the trace keeps the
-    value it saw."""
+    inside the call warns with a ``TracerWarning`` naming the call site: the trace follows
+    the branch that value took, and a replay that reads another value there raises
+    :class:`~tensorkit.jit.guards.GuardError` naming the site and both values (a read no
+    guard can repeat, such as ``numpy()``, stays a constant)."""
     args = example_inputs if isinstance(example_inputs, tuple) else (example_inputs,)
     kwargs = example_kwarg_inputs or {}
     module = fn_or_module if _is_module(fn_or_module) else None

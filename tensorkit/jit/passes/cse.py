@@ -11,7 +11,9 @@ __all__ = ["eliminate_common_subexpressions"]
 
 def eliminate_common_subexpressions(graph: Graph) -> Graph:
     """Merge nodes with the same op, arguments, attributes and cast (after renaming the
-    arguments of merged ones); random draws and opaque functions are never merged."""
+    arguments of merged ones); random draws and opaque functions are never merged. A guard
+    that repeats an earlier one (the same read of the same value, expecting the same Python
+    value) is dropped: the earlier check already decided it."""
     renamed: dict[int, int] = {}
     graph.nodes = _merge(graph.nodes, renamed)
     graph.backward = _merge(graph.backward, renamed)
@@ -42,10 +44,14 @@ def _merge(nodes: list[Node], renamed: dict[int, int]) -> list[Node]:
 
 def _key(node: Node) -> Any:
     """A hashable identity of the computation, or None when it must not be merged."""
-    if node.kind != "op":
+    if node.kind == "guard":
+        attrs = {"value": node.attrs["value"]}  # not its number: that says where it was
+    elif node.kind == "op":
+        attrs = node.attrs
+    else:
         return None
     try:
-        key = (node.op, _frozen(node.args), _frozen(node.attrs), node.cast)
+        key = (node.kind, node.op, _frozen(node.args), _frozen(attrs), node.cast)
         hash(key)
     except TypeError:  # an attribute that cannot be compared cheaply (an index array)
         return None

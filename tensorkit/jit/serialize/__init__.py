@@ -37,15 +37,15 @@ _KEYS = {"graph", *TABLES}
 
 def save(traced: TracedFunction | CompiledFunction, f: FileLike) -> None:
     """Write a function or module traced by ``tk.jit.trace`` (or one ``load`` returned), or
-    the guard set a ``tk.compile`` function compiled last, to the path or binary file ``f``:
+    the path a ``tk.compile`` function compiled last, to the path or binary file ``f``:
     its optimized graph, and its parameters, buffers, external tensors and constants as they
     are now. A graph holding something other than ops on data (a custom
     ``autograd.Function``, an attribute of another type) raises ``TypeError`` naming the
     node, the op and the attribute."""
     if isinstance(traced, CompiledFunction):
-        entry = traced.latest()
+        path = traced.latest().path
         name = _name_of(traced.fn)
-        doc, tables = document(entry.compiled.graph, entry.tensors, entry.input_spec, name)
+        doc, tables = document(path.compiled.graph, path.tensors, path.input_spec, name)
         serialization.save({"graph": _compact(doc), **tables}, f)
         return
     if not isinstance(traced, TracedFunction):
