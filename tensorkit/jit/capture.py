@@ -29,9 +29,9 @@ import numpy as np
 
 from .. import _state
 from .._callsite import display_site, user_call_site
-from .guards import unguarded
 from ..ops._apply import OPS, OpDef, unwrap
 from ..tensor import Tensor, wrap
+from .guards import unguarded
 from .ir import (
     BUFFER,
     CONSTANT,

@@ -103,5 +103,7 @@ def _guard_lines(graph: Graph, module: Any) -> list[str]:
         lines.append(f"{type(module).__name__}'s training flags and parameter identities")
     for node in graph.nodes:
         if node.kind == "guard":
-            lines.append(f"Tensor.{node.op} at {node.site or 'an unknown site'} == {node.attrs['value']!r}")
+            lines.append(
+                f"Tensor.{node.op} at {node.site or 'an unknown site'} == {node.attrs['value']!r}"
+            )
     return lines

@@ -5,9 +5,10 @@ own ``forward(xp, *arrays, **attrs)``, the code eager runs) with its arguments b
 variables, drops each array after its last use (``passes.memory``), and returns the wanted
 arrays: no Tensor wrappers, no dtype promotion at run time (the casts the capture saw are
 written in), no graph nodes, no observers. A guard node is a call of its check
-(``guards.check``), which raises ``GuardFailure`` out of the function on another value. Its source is built only from identifiers
-(``v12``, ``f3``, ``a3``); every op, constant and attribute is an object in the function's
-namespace, so nothing read from a file ever becomes code.
+(``guards.check``), which raises ``GuardFailure`` out of the function on another value. Its
+source is built only from identifiers (``v12``, ``f3``, ``a3``); every op, constant and
+attribute is an object in the function's namespace, so nothing read from a file ever becomes
+code.
 
 ``lower(..., observed=True)`` generates the same function with each step reported to the
 active observers as one :class:`PlanEvent` (the profiler's view of a replay: one op per

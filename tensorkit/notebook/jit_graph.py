@@ -26,6 +26,8 @@ from .recording import _clean
 __all__ = ["build_jit_graph", "show_compiled"]
 
 FUSED = "fused"  # the kind of a fused node, and of the group showing it
+GUARD = "guard"  # the kind of a guard node (a guarded graph break), and of its box
+_SHOWN_CHARS = 24  # of a guard's value in its label
 _LABEL_OPS = 5  # ops named in a fused group's label before "…"
 
 
@@ -38,12 +40,14 @@ def build_jit_graph(
     """The graph model of a tk.jit graph (see the module docstring).
 
     Keys as :func:`~tensorkit.notebook.build_graph`'s (``source`` is "jit"), plus ``jit``:
-    ``{"title", "guards": [str], "breaks": [{"kind", "reason", "site"}], "fused": number of
-    fused groups}``. A fused group has ``source`` (the kernel) and ``ops`` (its members' ops
-    in order); its label reads "fused: mul·tanh·add (3 ops)". ``module`` (an nn.Module) names
-    the groups by class ("Linear · 0") where ``source`` does not say which module it traced;
-    ``collapsed`` is every fused group, and for graphs of more than ``collapse_above`` nodes
-    a depth of module groups.
+    ``{"title", "guards": [str], "breaks": [{"kind", "reason", "site", "guarded", "value"}],
+    "fused": number of fused groups}`` (``value``: a guarded break's recorded value as text,
+    else null). A guard node (a guarded break) is a node of kind "guard" labelled by the read
+    and its value ("item() = 0.5"), its call site in ``call_site``. A fused group has
+    ``source`` (the kernel) and ``ops`` (its members' ops in order); its label reads "fused:
+    mul·tanh·add (3 ops)". ``module`` (an nn.Module) names the groups by class ("Linear · 0")
+    where ``source`` does not say which module it traced; ``collapsed`` is every fused group,
+    and for graphs of more than ``collapse_above`` nodes a depth of module groups.
     """
     graph, found, title, guards, breaks = _unpack(source)
     module = module if module is not None else found
@@ -69,7 +73,7 @@ def build_jit_graph(
             "jit": {
                 "title": title,
                 "guards": guards,
-                "breaks": [{"kind": b.kind, "reason": b.reason, "site": b.site} for b in breaks],
+                "breaks": [_break(b) for b in breaks],
                 "fused": len(fused),
             },
         }
@@ -117,8 +121,9 @@ def _compiled_entry(compiled: CompiledFunction) -> tuple[Graph, Any, str, list[s
     breaks = [b for e in entries for b in e.breaks]
     name = _name_of(compiled.fn)
     if not ready:
-        if breaks:
-            listed = "; ".join(str(b) for b in breaks)
+        eager = [b for b in breaks if not b.guarded]
+        if eager:
+            listed = "; ".join(str(b) for b in eager)
             reason = f"its calls run eagerly at graph breaks ({listed})"
         elif entries:
             reason = "it has recorded its calls but not compiled them yet (call it again)"
@@ -222,11 +227,12 @@ def _fused_group(tree: GroupTree, node: Node, call: tuple) -> str:
 def _op_node(node_id: str, node: Node, band: int, group: str, values: dict[int, Value]) -> dict:
     tensor_args = [values.get(a.id) for a in node.args if type(a) is Ref]
     outputs = node.outputs
+    guard = node.kind == GUARD
     return {
         "id": node_id,
-        "kind": "op",
+        "kind": GUARD if guard else "op",
         "op": node.op,
-        "label": node.op,
+        "label": f"{node.op} = {_short(node.attrs['value'])}" if guard else node.op,
         "group": group,
         "phase": node.phase,
         "shapes": {
@@ -334,6 +340,22 @@ def _module_classes(module: Any) -> dict[str, str]:
 def _call_site(site: str) -> dict | None:
     """A node's call site (already as it is shown: "cell [3], line 2", "train.py:14")."""
     return {"site": site, "display": site} if site else None
+
+
+def _break(graph_break: Any) -> dict:
+    value = _short(graph_break.value) if graph_break.guarded else None
+    return {
+        "kind": graph_break.kind,
+        "reason": graph_break.reason,
+        "site": graph_break.site,
+        "guarded": graph_break.guarded,
+        "value": value,
+    }
+
+
+def _short(value: Any) -> str:
+    text = repr(value)
+    return text if len(text) <= _SHOWN_CHARS else text[: _SHOWN_CHARS - 1] + "…"
 
 
 def _value_text(value: Value) -> str:

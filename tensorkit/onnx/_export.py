@@ -182,6 +182,8 @@ def _build(
                 name, array = placeholder.name, recording.tensors[index]._data
             b.names[value.id] = b.initializer(array, name)
     for index, node in enumerate(graph.nodes):
+        if node.kind == "guard":  # the branch traced is exported, as torch.onnx does
+            continue
         b.node, b.index = node, index
         produced = _translate(b)
         produced = [produced] if isinstance(produced, str) else list(produced)

@@ -172,6 +172,10 @@ def test_the_backward_is_a_band_of_its_own_and_can_hold_fused_groups() -> None:
     )
 
 
+def model_node(model: dict, node_id: str) -> dict:
+    return next(n for n in model["nodes"] if n["id"] == node_id)
+
+
 def test_graph_breaks_and_guards_are_listed_beside_the_graph() -> None:
     def steered(x):
         y = x * 2
@@ -185,12 +189,21 @@ def test_graph_breaks_and_guards_are_listed_beside_the_graph() -> None:
     assert found["kind"] == "value_read"
     assert found["reason"] == "Tensor.item() reads a tensor's value into Python"
     assert "test_jit_graph.py:" in found["site"]
+    assert (found["guarded"], found["value"]) == (True, "12.0")
+    line = steered.__code__.co_firstlineno + 2
     assert model["jit"]["guards"] == [
         "grad mode is as now",
         "input 0: float32[2, 3] on cpu, requires_grad=False",
+        f"Tensor.item() at tests/notebook/test_jit_graph.py:{line} == 12.0",
     ]
-    assert model["jit"]["title"] == "tk.jit.explain: 0 graph(s), 1 break(s)"
+    assert model["jit"]["title"] == "tk.jit.explain: 2 graph(s), 1 break(s)"
     assert [n["op"] for n in model["nodes"] if n["kind"] == "op"] == ["mul", "sum", "tanh"]
+    # The guard is a node of its own kind, labelled by the read and its value, fed by the sum.
+    (guard,) = [n for n in model["nodes"] if n["kind"] == "guard"]
+    assert guard["label"] == "item() = 12.0"
+    assert guard["call_site"]["display"].endswith(f"test_jit_graph.py:{line}")
+    (edge,) = [e for e in model["edges"] if e["target"] == guard["id"]]
+    assert model_node(model, edge["source"])["op"] == "sum"
     # A plain Graph lists its own breaks; a traced function its input checks.
     assert build_jit_graph(explained.graph)["jit"]["breaks"] == [found]
     traced = build_jit_graph(_traced())["jit"]
@@ -221,14 +234,14 @@ def test_a_compiled_function_shows_its_latest_compiled_guard_set() -> None:
 def test_a_compiled_function_that_only_breaks_names_its_breaks() -> None:
     @tk.compile
     def steered(x, scale):
-        return x * float(x.sum()) * scale
+        return x * float(x.sum().numpy()) * scale
 
     steered(tk.ones(2), 3)
     with pytest.raises(
         ValueError,
         match=r"tk\.compile of .*steered has no compiled graph to show: its calls run eagerly "
-        r"at graph breaks \(Tensor\.__float__\(\) / __int__\(\) reads .*"
-        r"test_jit_graph\.py:\d+\)\); "
+        r"at graph breaks \(Tensor\.numpy\(\) reads .* no guard on a value can follow "
+        r"\(at .*test_jit_graph\.py:\d+\)\); "
         r"tk\.jit\.explain\(.*steered, \*args\) shows the graph of one call",
     ):
         build_jit_graph(steered)

@@ -1,7 +1,8 @@
 /**
  * The side panel's part for a tk.jit graph (tensorkit/notebook/jit_graph.py): the generated
  * kernel of a fused group (the selected op's, else the fused group opened last) as a code
- * block, the graph breaks with their reasons and call sites, and the guards a replay checks.
+ * block, the graph breaks with their reasons, call sites and verdicts (guarded on a value, or
+ * eager), and the guards a replay checks.
  * Text only (DOM nodes, never HTML): a recording may come from an untrusted file.
  */
 
@@ -54,13 +55,24 @@ export function jitSections(graph, node, opened) {
     section(
       `graph breaks (${breaks.length})`,
       breaks.length
-        ? [list(breaks.map((b) => (b.site ? `${b.reason} (at ${b.site})` : b.reason)), "tk-jit-breaks")]
+        ? [list(breaks.map(breakText), "tk-jit-breaks")]
         : [h("div", { class: "tk-muted", text: "none: the call is one graph" })],
     ),
     section("guards", [list(jit.guards || [], "tk-jit-guards")]),
   );
   if (jit.title) sections.unshift(h("div", { class: "tk-jit-title", text: jit.title }));
   return sections;
+}
+
+/**
+ * One graph break in words: its reason, call site, and what a compiled call does there (a
+ * guarded break checks its recorded value; any other runs the call eagerly).
+ * @param {{reason: string, site: string, guarded?: boolean, value?: string}} b
+ * @returns {string}
+ */
+export function breakText(b) {
+  const where = b.site ? `${b.reason} (at ${b.site})` : b.reason;
+  return b.guarded ? `${where}: guarded on ${b.value}` : `${where}: the call runs eagerly`;
 }
 
 function section(title, children) {

@@ -3,7 +3,7 @@ import { test } from "node:test";
 
 import "./fake_dom.mjs"; // a minimal document for the module under test
 
-const { isFused, jitSections, kernelGroup } = await import("../src/jit_panel.js");
+const { breakText, isFused, jitSections, kernelGroup } = await import("../src/jit_panel.js");
 
 const GRAPH = {
   nodes: [
@@ -23,7 +23,10 @@ const GRAPH = {
   jit: {
     title: "tk.compile of Net: guard set 1 of 1",
     guards: ["grad mode on", "argument 0: float32[2, 4] on cpu, requires_grad=False"],
-    breaks: [{ kind: "value_read", reason: "Tensor.item() reads a value", site: "cell [3], line 2" }],
+    breaks: [
+      { kind: "value_read", reason: "Tensor.item() reads a value", site: "cell [3], line 2", guarded: true, value: "0.5" },
+      { kind: "value_read", reason: "Tensor.numpy() reads a value", site: "", guarded: false, value: null },
+    ],
   },
 };
 const texts = (sections, name) => sections.flatMap((s) => s.find(name)).map((e) => e.textContent);
@@ -44,13 +47,16 @@ test("jitSections: the kernel as a code block, the breaks with call sites, the g
   assert.deepEqual(texts(sections, "tk-code"), ["def kernel(a, b):\n    return tanh(a + b)"]);
   assert.deepEqual(texts(sections, "tk-section-title"), [
     "kernel of fused: add·tanh (2 ops)",
-    "graph breaks (1)",
+    "graph breaks (2)",
     "guards",
   ]);
   const [breaks, guards] = [sections[2].find("li"), sections[3].find("li")];
   assert.deepEqual(
     breaks.map((li) => li.textContent),
-    ["Tensor.item() reads a value (at cell [3], line 2)"],
+    [
+      "Tensor.item() reads a value (at cell [3], line 2): guarded on 0.5",
+      "Tensor.numpy() reads a value: the call runs eagerly",
+    ],
   );
   assert.deepEqual(guards.map((li) => li.textContent), GRAPH.jit.guards);
   assert.equal(sections[0].className, "tk-jit-title");
@@ -64,4 +70,9 @@ test("jitSections: no kernel outside fused groups, no breaks said so, nothing fo
   assert.deepEqual(texts(sections, "tk-section-title"), ["graph breaks (0)", "guards"]);
   assert.deepEqual(texts(sections, "tk-muted"), ["none: the call is one graph"]);
   assert.deepEqual(jitSections({ nodes: [], groups: {} }, null, ""), []);
+});
+
+test("breakText: a model recorded before guards (no guarded field) reads as eager", () => {
+  assert.equal(breakText({ reason: "Tensor.item() reads", site: "f.py:3" }), "Tensor.item() reads (at f.py:3): the call runs eagerly");
+  assert.equal(breakText({ reason: "r", site: "", guarded: true, value: "[1, 2]" }), "r: guarded on [1, 2]");
 });

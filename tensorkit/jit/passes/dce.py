@@ -22,7 +22,9 @@ def eliminate_dead_code(graph: Graph) -> Graph:
 def _live(nodes: list[Node], needed: set[int]) -> list[Node]:
     kept: list[Node] = []
     for node in reversed(nodes):
-        if node.kind in ("random", "function", "guard") or any(v.id in needed for v in node.outputs):
+        if node.kind in ("random", "function", "guard") or any(
+            v.id in needed for v in node.outputs
+        ):
             kept.append(node)
             needed.update(node.refs())
     kept.reverse()

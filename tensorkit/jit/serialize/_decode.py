@@ -20,6 +20,7 @@ from ...ops._apply import OPS
 from ...serialization import CheckpointError
 from ...tensor import Tensor
 from ..elementwise import fusible, reduced_axes
+from ..guards import READS
 from ..ir import (
     CONSTANT,
     GRAD_OUTPUT,
@@ -70,7 +71,8 @@ _DOCUMENT_KEYS = (
     "mutations",
     "leaf_grads",
 )
-_NODE_KINDS = ("op", "random", "fused")
+_NODE_KINDS = ("op", "random", "fused", "guard")
+_GUARD_VALUES = (bool, int, float, complex, list)  # what a guarded read gives
 _RANDOM_OPS = ("rand", "randn", "bernoulli")  # what tensorkit.random.redraw draws again
 _PHASES = ("forward", "backward")
 _DTYPE_NAMES = {d.np.name for d in ALL_DTYPES}
@@ -218,6 +220,9 @@ def read_graph(
     backward = _Scope(reader, forward.visible | seeds, forward.hidden - seeds)
     backward.dtypes = dict(forward.dtypes)
     graph.backward = _nodes(reader, doc["backward"], "backward", backward)
+    for i, node in enumerate(graph.backward):
+        if node.kind == "guard":
+            raise reader.fail(f"backward[{i}]", "a guard runs in the forward only")
     graph.outputs = [
         reader.decoded(item, f"outputs[{i}]", TOP_REFS)
         for i, item in enumerate(reader.items(doc["outputs"], "outputs"))
@@ -314,7 +319,9 @@ def _node(reader: _Reader, obj: Any, where: str, scope: _Scope, member: bool = F
         for i, v in enumerate(reader.items(fields["outputs"], f"{where}.outputs"))
     )
     multi_output = reader.typed(fields["multi_output"], bool, f"{where}.multi_output")
-    if not multi_output and len(outputs) != 1:
+    if kind == "guard":
+        _check_guard(reader, op, args, attrs, outputs, where)
+    elif not multi_output and len(outputs) != 1:
         raise reader.fail(f"{where}.outputs", f"a single-output node has {len(outputs)}")
     phase = reader.typed(fields["phase"], str, f"{where}.phase")
     if phase not in _PHASES:
@@ -388,6 +395,24 @@ def _check_kernel(
         if not ends and not (fusible(member, known) and member.outputs[0].shape == shape):
             raise reader.fail(f"{at}.op", f"{member.op!r} here cannot be a fused kernel's step")
         readable.add(member.outputs[0].id)
+
+
+def _check_guard(
+    reader: _Reader, op: str, args: tuple, attrs: dict, outputs: tuple, where: str
+) -> None:
+    """A guard node: a read ``guards.READS`` knows, of one value, in the forward, with no
+    outputs and its recorded value and number."""
+    if op not in READS:
+        raise reader.fail(
+            f"{where}.op", f"unknown guarded read {op!r:.40} (expected {list(READS)})"
+        )
+    if len(args) != 1 or type(args[0]) is not Ref or outputs:
+        raise reader.fail(where, "a guard reads one value and has no outputs")
+    if set(attrs) != {"value", "number"} or type(attrs["number"]) is not int:
+        raise reader.fail(f"{where}.attrs", "a guard holds its 'value' and its integer 'number'")
+    if type(attrs["value"]) not in _GUARD_VALUES:
+        kind = type(attrs["value"]).__name__
+        raise reader.fail(f"{where}.attrs['value']", f"a guard's value cannot be a {kind}")
 
 
 def _unknown_op(reader: _Reader, op: str, where: str) -> LoadError:
