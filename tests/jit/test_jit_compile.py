@@ -77,24 +77,6 @@ def test_python_number_changing_every_call_is_never_frozen() -> None:
     assert "mul ran with other arguments (6.0 then 7.0)" in entry.unstable
 
 
-def test_data_dependent_branch_runs_eagerly_and_is_explained() -> None:
-    def f(x):
-        if x.sum() > 0:
-            return x * 2
-        return -x
-
-    compiled = tk.compile(f)
-    for _ in range(3):
-        np.testing.assert_array_equal(compiled(tk.ones(2)).numpy(), [2.0, 2.0])
-        np.testing.assert_array_equal(compiled(-tk.ones(2)).numpy(), [1.0, 1.0])
-    assert _entry(compiled).breaks[0].kind == "value_read"
-    explained = jit.explain(f, tk.ones(2))
-    assert explained.graph_break_count == 1 and explained.graph_count == 0
-    line = f.__code__.co_firstlineno + 1
-    assert f"test_jit_compile.py:{line}" in str(explained)
-    assert "Tensor.__bool__() reads a tensor's value into Python" in str(explained)
-
-
 def test_fullgraph_raises_at_a_graph_break() -> None:
     compiled = tk.compile(lambda x: x * x.sum().item(), fullgraph=True)
     with pytest.raises(jit.TracingError, match=r"fullgraph=True\): graph break: Tensor\.item"):

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 import numpy as np
 
 import tensorkit as tk
@@ -125,3 +127,78 @@ def test_permutes_that_cancel_are_removed() -> None:
 
     graph = simplify_views(_graph(lambda x: x.t().t() * 2, tk.ones(2, 3)))
     assert _ops(eliminate_dead_code(graph)) == ["mul"]
+
+
+# ---------------------------------------------------------------------- guard nodes
+def _guards(graph) -> list:
+    return [node for node in graph.nodes if node.kind == "guard"]
+
+
+def test_dead_code_elimination_keeps_guards_and_what_they_read() -> None:
+    def f(x):
+        if x.exp().sum() > 0:  # nothing returned reads the sum: the guard alone needs it
+            return x * 2
+        return x * 3
+
+    graph = eliminate_dead_code(_graph(f, tk.ones(3)))
+    assert _ops(graph) == ["exp", "sum", "gt", "__bool__()", "mul"]
+    (guard,) = _guards(graph)
+    assert guard.attrs == {"value": True, "number": 0}
+
+
+def test_cse_merges_a_repeated_guard_only_when_it_expects_the_same_value() -> None:
+    def f(x):
+        positive = x.sum() > 0
+        first, again = bool(positive), bool(positive)  # one read, checked twice
+        big = float(x.sum()) > 2.5  # another read of an equal value: one sum after CSE
+        return x * (2 if first and again and big else 3)
+
+    graph = eliminate_common_subexpressions(_graph(f, tk.ones(3)))
+    assert [(g.op, g.attrs["value"]) for g in _guards(graph)] == [
+        ("__bool__()", True),
+        ("__float__() / __int__()", 3.0),
+    ]
+    assert _ops(graph).count("sum") == 1
+    # Guards of one value expecting different Python values (True, then 1) are not merged.
+    graph = _graph(lambda x: x * bool(x.sum() > 0), tk.ones(3))
+    (guard,) = _guards(graph)
+    graph.nodes.insert(
+        graph.nodes.index(guard) + 1, replace(guard, attrs={"value": 1, "number": 1})
+    )
+    assert [g.attrs["value"] for g in _guards(eliminate_common_subexpressions(graph))] == [True, 1]
+
+
+def test_fusion_treats_a_guard_as_a_reader_outside_the_kernel() -> None:
+    def f(x):
+        y = (x * 2 + 1).tanh()
+        if y.sum() > 0:  # reads the fused group's last value through the sum
+            return y * 3
+        return y
+
+    graph = optimize(_graph(f, tk.ones(4, 3)))
+    (guard,) = _guards(graph)
+    assert all(node.kind != "guard" for n in graph.nodes for node in n.members)
+    produced = {v.id: n for n in graph.nodes for v in n.outputs}
+    read = produced[guard.args[0].id]
+    assert read.kind != "guard" and read.outputs  # the kernel hands the value out
+    out = CompiledGraph(graph).run([tk.ones(4, 3)])
+    np.testing.assert_allclose(out.numpy(), np.tanh(np.full((4, 3), 3.0)) * 3, rtol=1e-6)
+
+
+def test_memory_plan_keeps_what_a_guard_reads_until_it_ran() -> None:
+    def f(x):
+        s = x.sum()
+        y = x * 2
+        if s.item() > 0:  # s is read by nothing after this guard
+            return y
+        return -y
+
+    graph = eliminate_dead_code(_graph(f, tk.ones(3)))
+    guard_at = next(i for i, n in enumerate(graph.nodes) if n.kind == "guard")
+    (total,) = (n.outputs[0].id for n in graph.nodes if n.op == "sum")
+    dying = last_uses(graph.nodes, {v.id for v in graph.outputs})
+    assert total in dying[guard_at]
+    assert all(total not in dying.get(i, ()) for i in range(guard_at))
+    source = lower(graph.nodes, [graph.placeholders[0].value.id], [graph.outputs[0].id], {}).source
+    call = source.index(f"(v{total})")
+    assert source.index(f"del v{total}") > call

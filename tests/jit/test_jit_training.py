@@ -131,7 +131,7 @@ def test_whole_sgd_step_compiled_follows_the_eager_trajectory() -> None:
         np.testing.assert_allclose(a, b, rtol=1e-5, atol=1e-7)
 
 
-def test_a_step_that_reads_a_value_runs_eagerly_and_says_why() -> None:
+def test_a_step_that_reads_its_step_count_guards_on_it() -> None:
     model = nn.Linear(3, 1)
     opt = tk.optim.Adagrad(model.parameters(), lr=0.01)  # reads its step count with item()
 
@@ -145,6 +145,7 @@ def test_a_step_that_reads_a_value_runs_eagerly_and_says_why() -> None:
     explained = jit.explain(step, tk.ones(4, 3))
     assert explained.graph_break_count >= 1
     assert any("item()" in str(b) for b in explained.break_reasons)
+    assert all(b.guarded for b in explained.break_reasons)  # a path per step count
 
 
 def test_whole_adam_step_compiles_and_follows_eager() -> None:
