@@ -756,7 +756,10 @@ if fused:
 
 A replay computes no Python, so a call whose Python reads a tensor's value (`item()`,
 `bool(t)`, `float(t)`) cannot be one graph: the value could steer it differently next time.
-`tk.compile` runs such calls eagerly; `tk.jit.explain` lists each break with its call site.
+Where the value can be compared, the graph *guards* on it instead: it keeps the read as a guard
+node holding the value the recording saw, and `tk.compile` compiles one path per value (two
+graphs here, one per branch), as torch.compile specializes on such values. `tk.jit.explain`
+lists each break with its call site and what a compiled call does there.
 """),
     code("""
 class Clipped(nn.Module):
@@ -767,7 +770,7 @@ class Clipped(nn.Module):
 
     def forward(self, x):
         h = self.fc(x).tanh()
-        if h.abs().max().item() > 0.9:  # a Python decision on a tensor's value
+        if h.abs().max() > 0.9:  # a Python decision on a tensor's value: bool(t)
             h = h * 0.5
         return self.out(h)
 
@@ -780,8 +783,25 @@ print(explained)
 tkn.show_compiled(explained, module=clipped)
 """),
     md("""
-The fix is to keep the decision in tensor ops: `tk.where` picks the scale without reading it
-into Python, and the call is one graph again.
+The guard node (the outlined box) reads the maximum and holds its value. Calls that take the
+branch replay the compiled path; a call on the other side of 0.9 fails the guard before the
+replay has any effect, is recorded, and compiles the other path; after that, both replay.
+"""),
+    code("""
+compiled_clipped = tk.compile(clipped)
+small = x * 0.001  # tanh stays below 0.9: the other branch
+for inputs in [x, x, small, small, x, small]:
+    compiled_clipped(inputs)
+(entry,) = compiled_clipped.entries.values()
+print(f"paths compiled: {[path.values for path in entry.paths]}")
+print(f"recordings: {entry.recordings} (two per path; the last two calls replayed)")
+"""),
+    md("""
+`if h.abs().max().item() > 0.9:` would guard on the float itself, a path per maximum. A
+value that changes on every call (a loss printed with `item()`) would need a path per call:
+past `tk.jit.config.cache_size_limit` paths the call warns and runs eagerly. The fix
+is to keep the decision in tensor ops: `tk.where` picks the scale without reading it into
+Python, and the call is one graph again.
 """),
     code("""
 class Scaled(Clipped):

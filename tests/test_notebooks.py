@@ -95,7 +95,10 @@ def test_notebook_runs(name):
     elif name.startswith("05"):
         assert text.count("Graph break count: 0") == 2  # the compiled MLP and the fixed model
         assert "Graph break count: 1" in text
-        assert "Tensor.item() reads a tensor's value into Python (at cell [" in text
+        assert "Tensor.__bool__() reads a tensor's value into Python (at cell [" in text
+        assert "Graph count: 2" in text and "guarded: the compiled call checks it reads" in text
+        assert "paths compiled: [(True,), (False,)]" in text
+        assert "recordings: 4 (two per path" in text
         assert "fused groups: " in text
         assert re.search(r"eager median [\d.]+ ms, compiled median [\d.]+ ms per step", text)
         assert re.search(r"speed-up: [\d.]+x", text)

@@ -133,7 +133,7 @@ class CompiledFunction:
         while True:
             path = next((p for p in entry.paths if _agrees(p.values, known)), None)
             if path is None:
-                return self._record(entry, args, kwargs)
+                return self._record(entry, args, kwargs, failure)
             tensors = list(path.tensors)
             for index, position in path.inputs:
                 tensors[index] = leaves[position]
@@ -141,7 +141,8 @@ class CompiledFunction:
                 result = path.compiled.run(tensors)
             except GuardFailure as again:
                 if again.number < len(known):  # an earlier read changed: trust eager code
-                    return self._record(entry, args, kwargs)
+                    return self._record(entry, args, kwargs, again)
+                failure = again
                 known = (*path.values[: again.number], again.value)
                 continue
             except SharedMemoryError:
@@ -149,9 +150,11 @@ class CompiledFunction:
             entry.path = path
             return result
 
-    def _record(self, entry: Entry, args: tuple, kwargs: dict) -> Any:
+    def _record(
+        self, entry: Entry, args: tuple, kwargs: dict, failure: GuardFailure | None = None
+    ) -> Any:
         """Run the call eagerly under a capture; compile its path once two recordings of
-        it agree."""
+        it agree. ``failure``: the guard a replay of this call failed at, if one did."""
         recorded = capture(self.fn, args, kwargs, self.module)
         entry.recordings += 1
         graph = recorded.graph
@@ -163,6 +166,10 @@ class CompiledFunction:
             self._go_eager(entry)
             return recorded.result
         values = guard_values(graph)
+        if failure is not None and any(_same(p.values, values) for p in entry.paths):
+            self._warn_unreplayable(failure, values)  # eager read what a compiled path expects
+            self._go_eager(entry)
+            return recorded.result
         if not any(_agrees(seen, values) for seen in entry.seen):
             entry.seen.append(values)
             if len(entry.seen) > config.cache_size_limit:
@@ -279,6 +286,17 @@ class CompiledFunction:
             stacklevel=4,
         )
 
+    def _warn_unreplayable(self, failure: GuardFailure, values: tuple) -> None:
+        node = failure.node
+        eager = values[failure.number] if failure.number < len(values) else "nothing"
+        warnings.warn(
+            f"tk.compile: {_name_of(self.fn)}: at Tensor.{node.op} at "
+            f"{node.site or 'an unknown call site'} the compiled graph read {failure.value!r} "
+            f"where eager code reads {eager!r} (fused kernels round differently, or the call "
+            "is not deterministic); these calls now run eagerly",
+            stacklevel=4,
+        )
+
     def show(self) -> Any:
         """The graph widget of its latest compiled graph, with guards and graph breaks
         (needs tensorkit.notebook and anywidget)."""
@@ -390,6 +408,10 @@ def _args_text(node: Any) -> str:
 def guard_values(graph: Graph) -> tuple:
     """The values a recording's guards read, in read order (a path's key)."""
     return tuple(node.attrs["value"] for node in graph.nodes if node.kind == "guard")
+
+
+def _same(a: tuple, b: tuple) -> bool:
+    return len(a) == len(b) and _agrees(a, b)
 
 
 def _agrees(values: tuple, known: tuple) -> bool:

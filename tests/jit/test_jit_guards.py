@@ -257,3 +257,23 @@ def test_a_compiled_path_saves_with_its_guard(tmp_path) -> None:
     assert float(loaded(-tk.ones(3), tk.ones(3) * 2)) == pytest.approx(-12.0)
     with pytest.raises(jit.GuardError, match=r"read True, but the graph was traced when it read"):
         loaded(tk.ones(3), tk.ones(3))
+
+
+def test_a_path_that_reads_another_value_than_eager_code_warns_and_runs_eagerly() -> None:
+    compiled = tk.compile(_branchy)
+    x, w = tk.ones(3), tk.ones(3)
+    compiled(x, w)
+    compiled(x, w)
+    entry = _entry(compiled)
+    (guard,) = [n for n in entry.compiled.graph.nodes if n.kind == "guard"]
+    guard.attrs["value"] = False  # as if the compiled graph computed the read differently
+    line = _branchy.__code__.co_firstlineno + 1
+    with pytest.warns(
+        UserWarning,
+        match=rf"test_jit_guards\.py:{line} the compiled graph read "
+        r"True where eager code reads True",
+    ) as caught:
+        assert float(compiled(x, w)) == pytest.approx(3 * np.tanh(1.0))
+    assert len(caught) == 1 and entry.eager and entry.recordings == 3
+    assert float(compiled(-x, w)) == pytest.approx(-3.0)  # eager from now on
+    assert entry.recordings == 3

@@ -852,3 +852,53 @@ def test_load_error_is_a_checkpoint_error_exported_by_tk_jit() -> None:
     assert issubclass(jit.LoadError, CheckpointError)
     assert issubclass(jit.LoadError, serialization.CheckpointError)
     assert {"save", "load", "LoadError"} <= set(jit.__all__)
+
+
+def _guarded() -> jit.TracedFunction:
+    def f(x):
+        return x * 2 if x.sum() > 0 else x * 3
+
+    with pytest.warns(jit.TracerWarning):
+        return jit.trace(f, (tk.ones(3),))
+
+
+def _guard_at(doc: dict) -> dict:
+    return next(node for node in doc["nodes"] if node["kind"] == "guard")
+
+
+@pytest.mark.parametrize(
+    ("edit", "message"),
+    [
+        (
+            lambda doc, obj: _guard_at(doc).update(op="numpy()"),
+            "unknown guarded read 'numpy\\(\\)'",
+        ),
+        (
+            lambda doc, obj: _guard_at(doc).update(args=[]),
+            "a guard reads one value and has no outputs",
+        ),
+        (
+            lambda doc, obj: _guard_at(doc)["attrs"].pop("number"),
+            "a guard holds its 'value' and its integer 'number'",
+        ),
+        (
+            lambda doc, obj: _guard_at(doc)["attrs"].update(value="True"),
+            "attrs\\['value'\\]: a guard's value cannot be a str",
+        ),
+        (
+            lambda doc, obj: doc["backward"].append(_guard_at(doc)),
+            "backward\\[0\\]: a guard runs in the forward only",
+        ),
+        (lambda doc, obj: _guard_at(doc)["attrs"].update(value=False), None),  # loads
+    ],
+)
+def test_malformed_guard_nodes_are_refused(edit: Any, message: str | None) -> None:
+    stream = _edited(edit, _guarded())
+    if message is None:
+        with pytest.raises(
+            jit.GuardError, match="read True, but the graph was traced when it read False"
+        ):
+            jit.load(stream)(tk.ones(3))
+        return
+    with pytest.raises(jit.LoadError, match=message):
+        jit.load(stream)
