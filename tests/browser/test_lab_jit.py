@@ -58,8 +58,10 @@ def test_notebook_05_draws_compiled_graphs_breaks_and_fused_groups(open_notebook
     broken = cells.nth(shows[2]).locator(WIDGET)
     expect(broken.locator(".tk-jit-breaks li")).to_have_count(1)
     expect(broken.locator(".tk-jit-breaks li")).to_contain_text(
-        "Tensor.item() reads a tensor's value into Python (at cell ["
+        "Tensor.__bool__() reads a tensor's value into Python (at cell ["
     )
+    expect(broken.locator(".tk-jit-breaks li")).to_contain_text("guarded on True")
+    expect(broken.locator("svg g.tk-node.tk-guard")).to_have_count(1)  # the guard's own box
     nb.screenshot("broken", broken)
 
     fused = nb.printed("EXPECT_KERNEL")
