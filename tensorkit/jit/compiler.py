@@ -111,12 +111,9 @@ class CompiledFunction:
                 return self.fn(*args, **kwargs)
             entry = self.entries[guards] = Entry(guards)
         path = entry.path
-        if path is not None and self._parameters_unchanged(entry):
-            tensors = list(path.tensors)
-            for index, position in path.inputs:
-                tensors[index] = leaves[position]
+        if path is not None and (self.module is None or self._parameters_unchanged(entry)):
             try:
-                return path.compiled.run(tensors)
+                return path.compiled.run(_feeds(path, leaves))
             except GuardFailure as failure:  # the replay had no effects
                 return self._switch(entry, failure, leaves, args, kwargs)
             except SharedMemoryError:  # raised before anything ran: eager handles aliasing
@@ -134,11 +131,8 @@ class CompiledFunction:
             path = next((p for p in entry.paths if _agrees(p.values, known)), None)
             if path is None:
                 return self._record(entry, args, kwargs, failure)
-            tensors = list(path.tensors)
-            for index, position in path.inputs:
-                tensors[index] = leaves[position]
             try:
-                result = path.compiled.run(tensors)
+                result = path.compiled.run(_feeds(path, leaves))
             except GuardFailure as again:
                 if again.number < len(known):  # an earlier read changed: trust eager code
                     return self._record(entry, args, kwargs, again)
@@ -237,8 +231,7 @@ class CompiledFunction:
         return [*self.module.parameters(), *self.module.buffers()]
 
     def _parameters_unchanged(self, entry: Entry) -> bool:
-        if self.module is None:
-            return True
+        """Whether the module's parameters are the compiled ones (else forget the paths)."""
         current = self._current_parameters()
         if len(current) == len(entry.parameters) and all(
             a is b for a, b in zip(current, entry.parameters, strict=True)
@@ -408,6 +401,14 @@ def _args_text(node: Any) -> str:
 def guard_values(graph: Graph) -> tuple:
     """The values a recording's guards read, in read order (a path's key)."""
     return tuple(node.attrs["value"] for node in graph.nodes if node.kind == "guard")
+
+
+def _feeds(path: Path, leaves: Any) -> list:
+    """The tensors a replay of ``path`` reads: its placeholders' with this call's arguments."""
+    tensors = list(path.tensors)
+    for index, position in path.inputs:
+        tensors[index] = leaves[position]
+    return tensors
 
 
 def _same(a: tuple, b: tuple) -> bool:
