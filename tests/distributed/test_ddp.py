@@ -15,7 +15,13 @@ pytestmark = pytest.mark.xdist_group("distributed")
 def test_ddp_gradients_match_one_process_over_the_whole_batch(nproc: int) -> None:
     run = launch("ddp.py", nproc)
     assert_passed(run, nproc)
-    for part in ("matches single process", "no_sync", "unused parameters", "state and buffers"):
+    for part in (
+        "matches single process",
+        "no_sync",
+        "grad ownership",
+        "unused parameters",
+        "state and buffers",
+    ):
         assert run.stdout.count(f"ok {part}") == nproc, run.stdout
 
 

@@ -27,6 +27,9 @@ class Bucket:
     work: Any = None  # the all-reduce in flight
     ready: list[bool] = field(default_factory=list)  # its gradient is in the buffer
     used: list[bool] = field(default_factory=list)  # this rank's forward used it
+    # id() of each .grad at the forward (None: none); a .grad with another id was made since
+    grad_ids: list[int | None] = field(default_factory=list)
+    handed_out: bool = False  # some .grad is a view of ``buffer``: the next reset renews it
 
     def slot(self, index: int) -> Any:
         """The part of the buffer (an array) that holds parameter ``index``'s gradient."""
@@ -35,10 +38,18 @@ class Bucket:
         return self.buffer._data[start : start + param.numel()].reshape(param._data.shape)
 
     def reset(self) -> None:
+        """Ready for another reduction; a buffer whose slots became ``.grad`` is replaced by a
+        new one, so that no reduction writes into a gradient handed out before."""
+        if self.handed_out:
+            self.buffer = wrap(
+                self.buffer._device.xp.empty_like(self.buffer._data), self.buffer._device
+            )
+            self.handed_out = False
         self.pending = len(self.params)
         self.work = None
         self.ready = [False] * len(self.params)
         self.used = [False] * len(self.params)
+        self.grad_ids = [None if p.grad is None else id(p.grad) for p in self.params]
 
 
 def make_buckets(ready_order: list[Tensor], cap_bytes: int, first_cap_bytes: int) -> list[Bucket]:

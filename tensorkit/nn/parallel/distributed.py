@@ -8,7 +8,10 @@ per parameter copies its gradient, divided by the world size, into its bucket (a
 default hook divides before it reduces), and a full bucket starts an asynchronous
 all-reduce at once (buckets start in the same order on every rank), so communication
 overlaps the rest of backward. When the last bucket has started, the hook waits for all of
-them and writes the averages back into ``.grad``.
+them and writes the averages into ``.grad``: a ``.grad`` made during the backward (the engine
+accumulates out of place) becomes a view of its bucket, whose buffer is renewed at the next
+forward, so that no later reduction writes into it; a ``.grad`` the backward left as it was is
+updated in place.
 """
 
 from __future__ import annotations
@@ -244,9 +247,12 @@ class DistributedDataParallel(Module):
                 slot = bucket.slot(index)
                 if self.gradient_as_bucket_view:
                     param.grad = wrap(slot, param._device)
-                elif param.grad is None:
-                    param.grad = wrap(slot.copy(), param._device)
-                else:
+                elif param.grad is None or id(param.grad) != bucket.grad_ids[index]:
+                    # a .grad made during this backward (accumulation is out of place): only
+                    # the parameter holds it, so the bucket's memory takes its place
+                    param.grad = wrap(slot, param._device)
+                    bucket.handed_out = True
+                else:  # the .grad of before, unchanged (no gradient here): updated in place
                     param.grad._data[...] = slot
         if self._ready_order is not None:  # the next forward rebuilds the buckets
             self._rebuild_order, self._ready_order = self._ready_order, None

@@ -1,6 +1,7 @@
 """Rank program: DistributedDataParallel against one process over the concatenated batch
 (gradients, several optimizer steps), no_sync accumulation, unused parameters (found, or
-named in torch's error), gradient_as_bucket_view, buffers and state_dict keys."""
+named in torch's error), gradient_as_bucket_view, who owns .grad after a reduction, buffers
+and state_dict keys."""
 
 from __future__ import annotations
 
@@ -137,6 +138,28 @@ def no_sync_accumulates() -> None:
     print("ok no_sync", flush=True)
 
 
+def grad_ownership() -> None:
+    """A .grad made by the backward is the bucket's memory, and the next reduction writes a
+    new buffer, never into it; gradients zeroed in place accumulate and reduce right."""
+    ddp, reference = pair(seed_offset=4)
+    loss(ddp, X[0][MINE], Y[0][MINE], use_spare=True).backward()
+    kept = ddp.module.fc1.weight.grad
+    value = kept.clone()
+    ddp.zero_grad()  # set_to_none: the next backward makes new gradients
+    loss(ddp, X[1][MINE], Y[1][MINE], use_spare=True).backward()
+    assert ddp.module.fc1.weight.grad is not kept
+    assert np.array_equal(kept.numpy(), value.numpy()), "a reduction wrote into an old .grad"
+    reference.zero_grad()
+    loss(reference, X[1], Y[1], use_spare=True).backward()
+    assert_grads(ddp, reference, "after set_to_none")
+    ddp.zero_grad(set_to_none=False)
+    reference.zero_grad()
+    loss(ddp, X[2][MINE], Y[2][MINE], use_spare=True).backward()
+    loss(reference, X[2], Y[2], use_spare=True).backward()
+    assert_grads(ddp, reference, "after zeroing in place")
+    print("ok grad ownership", flush=True)
+
+
 def unused_parameters() -> None:
     ddp, reference = pair(seed_offset=2, find_unused_parameters=True)
     loss(ddp, X[0][MINE], Y[0][MINE]).backward()  # spare unused on every rank
@@ -186,6 +209,7 @@ def state_and_buffers() -> None:
 
 matches_single_process()
 no_sync_accumulates()
+grad_ownership()
 unused_parameters()
 state_and_buffers()
 dist.destroy_process_group()
