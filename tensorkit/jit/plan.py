@@ -10,6 +10,10 @@ source is built only from identifiers (``v12``, ``f3``, ``a3``); every op, const
 attribute is an object in the function's namespace, so nothing read from a file ever becomes
 code.
 
+An in-place update that ``passes.memory.in_place_writes`` cleared (``writes``) calls eager's
+direct form of its op, which writes the tensor's own array, so the replay copies nothing
+into it afterwards.
+
 ``lower(..., observed=True)`` generates the same function with each step reported to the
 active observers as one :class:`PlanEvent` (the profiler's view of a replay: one op per
 node, one per fused kernel).
@@ -28,10 +32,11 @@ from .. import _state
 from .._backend import as_device
 from ..autograd.grad_mode import no_grad
 from ..ops._apply import OPS
+from ..ops.inplace import DIRECT
 from ..tensor import Tensor, wrap
 from .guards import check
 from .ir import Node, Ref, attr_refs
-from .passes.memory import last_uses
+from .passes.memory import DIRECT_FORMS, last_uses
 
 __all__ = ["Plan", "PlanEvent", "lower"]
 
@@ -61,24 +66,28 @@ def lower(
     constants: dict[int, Any],
     name: str = "plan",
     observed: bool = False,
+    writes: dict[int, int] | None = None,
 ) -> Plan:
     """Generate the function that runs ``nodes`` from the ``inputs`` values to ``outputs``
-    (``constants``: value id -> array, bound by name); ``observed`` reports each step."""
+    (``constants``: value id -> array, bound by name); ``observed`` reports each step;
+    ``writes`` (``passes.memory.in_place_writes``): node index -> the value whose array the
+    node writes its result into, with eager's direct form of the op."""
+    writes = writes or {}
     namespace: dict[str, Any] = {"_array0": _array0, "_started": _started, "_finished": _finished}
     lines = [f"def {name}({', '.join(f'v{i}' for i in inputs)}):"]
     for value_id, array in constants.items():
         namespace[f"v{value_id}"] = array
     dying = last_uses(nodes, set(outputs))
     for index, node in enumerate(nodes):
-        statement = _statement(index, node, namespace)
+        statement = _statement(index, node, namespace, writes.get(index))
         if observed and node.kind != "guard":  # a check, not an op: no event
             namespace[f"n{index}"] = node
             reads = "".join(f"v{r}, " for r in node.refs())
-            writes = "".join(f"v{v.id}, " for v in node.outputs)
+            made = "".join(f"v{v.id}, " for v in node.outputs)
             statement = [
                 f"e{index} = _started(n{index}, {name!r}, ({reads}))",
                 *statement,
-                f"_finished(e{index}, ({writes}))",
+                f"_finished(e{index}, ({made}))",
             ]
         lines += ["    " + line for line in statement]
         gone = [f"v{v}" for v in dying.get(index, ()) if v not in constants]
@@ -91,8 +100,8 @@ def lower(
     return Plan(namespace[name], source, list(inputs), list(outputs))
 
 
-def _statement(index: int, node: Node, namespace: dict) -> list[str]:
-    """The lines that compute ``node``'s outputs."""
+def _statement(index: int, node: Node, namespace: dict, into: int | None = None) -> list[str]:
+    """The lines that compute ``node``'s outputs (into value ``into``'s array when given)."""
     args = []
     for position, arg in enumerate(node.args):
         if type(arg) is Ref:
@@ -112,6 +121,9 @@ def _statement(index: int, node: Node, namespace: dict) -> list[str]:
     )
     call = _callee(index, node, namespace, args, computed)
     outs = [f"v{v.id}" for v in node.outputs]
+    if into is not None:  # the direct form writes args[0]'s array: the result is that array
+        namespace[f"f{index}"] = DIRECT[DIRECT_FORMS[node.op]]
+        return [call, f"{outs[0]} = v{into}"]
     if not outs:  # a guard: a check
         lines = [call]
     elif node.multi_output:

@@ -28,6 +28,7 @@ from .capture import unflatten
 from .guards import verify
 from .ir import CONSTANT, GRAD_OUTPUT, Graph, Ref, map_refs
 from .ir import Node as IRNode
+from .passes.memory import in_place_writes
 from .plan import lower
 
 __all__ = ["CompiledGraph", "CompiledNode"]
@@ -84,7 +85,14 @@ class CompiledGraph:
             + self.saved_computed
         )
         self.written = [index for index, _ in self.mutations]
-        self.forward_plan = lower(graph.nodes, feed_ids, wanted, graph.constants, "forward")
+        targets = {value: placeholders[index].value for index, value in self.mutations}
+        keep = set(wanted) - set(targets) | {
+            placeholders[i].value.id for i in self.saved_placeholders
+        }
+        self.writes = in_place_writes(graph.nodes, targets, keep)
+        self.forward_plan = lower(
+            graph.nodes, feed_ids, wanted, graph.constants, "forward", writes=self.writes
+        )
         self._observed_plan: Any = None  # lowered on the first call a profiler watches
         self.devices = {value_id: as_device(v.device) for value_id, v in graph.values().items()}
         self.backward_plan = None
@@ -115,7 +123,13 @@ class CompiledGraph:
             if self._observed_plan is None:
                 graph = self.graph
                 self._observed_plan = lower(
-                    graph.nodes, plan.inputs, plan.outputs, graph.constants, "forward", True
+                    graph.nodes,
+                    plan.inputs,
+                    plan.outputs,
+                    graph.constants,
+                    "forward",
+                    True,
+                    self.writes,
                 )
             plan = self._observed_plan
         arrays = [tensors[i]._data for i in self.feeds]
@@ -124,7 +138,8 @@ class CompiledGraph:
         outputs = results[:position]
         for index, _ in self.mutations:
             target = tensors[index]
-            target._data[...] = results[position]
+            if results[position] is not target._data:  # else the plan wrote it in place
+                target._data[...] = results[position]
             target.bump_version("compiled graph", None)
             position += 1
         for index, value in self.leaf_grads:

@@ -236,7 +236,7 @@ def _direct_addcdiv(xp: Any, target: Any, first: Any, second: Any, value: Any = 
 # Arithmetic that can write straight into the tensor's storage when nothing is recorded
 # (optimizer updates, ``p -= lr * g`` under no_grad): no copy back, and the same operations
 # in the same order as the general path (``addcmul``: ``input + t1 * t2 * value``).
-_DIRECT = {
+DIRECT = {
     "add_": _direct_add,
     "sub_": _direct_sub,
     "mul_": _direct_mul,
@@ -251,7 +251,7 @@ def _write_directly(tensor: Tensor, name: str, args: tuple, kwargs: dict) -> boo
     general path would compute: nothing recorded or observed, same device, and an operand
     that neither changes the dtype nor broadcasts the tensor bigger. False: take the
     general path."""
-    direct = _DIRECT.get(name)
+    direct = DIRECT.get(name)
     if direct is None or _state.observing or not args:
         return False
     _check_inference_write(tensor, name)

@@ -43,7 +43,8 @@ def test_an_sgd_step_updates_each_parameter_with_eagers_values() -> None:
     for _ in range(5):
         got, expected = compiled(x, y), eager_step(x, y)
         np.testing.assert_allclose(got.numpy(), expected.numpy(), rtol=1e-6)
-    assert _entry(compiled).compiled is not None
+    plan = _entry(compiled).compiled
+    assert len(plan.writes) == 4  # each p.add_ computed straight into the parameter's array
     for array, p, q in zip(arrays, model.parameters(), eager_model.parameters(), strict=True):
         assert p._data is array  # the parameter's own array holds the update
         np.testing.assert_allclose(p.detach().numpy(), q.detach().numpy(), rtol=1e-5, atol=1e-7)
@@ -93,6 +94,29 @@ def test_a_view_read_after_its_base_was_written_matches_eager() -> None:
         for a, b in zip(got, expected, strict=True):
             np.testing.assert_allclose(a.numpy(), b.numpy(), rtol=1e-6)
         np.testing.assert_allclose(p.numpy(), q.numpy(), rtol=1e-6)
+
+
+def test_a_write_before_a_guard_waits_for_the_guard() -> None:
+    """A write the plan made in place could not be undone when a later guard fails and the
+    call runs eagerly (which writes again): such a write is copied in after the replay."""
+
+    def f(p, g, x):
+        p.add_(g, alpha=-0.5)
+        if x.sum() > 0:
+            return x * 2
+        return x * 3
+
+    compiled = tk.compile(f)
+    p, g, x = tk.randn(5), tk.randn(5), tk.rand(5)
+    q = p.clone()
+    for _ in range(3):
+        compiled(p, g, x)
+        f(q, g, x)
+    paths = _entry(compiled).paths
+    assert paths and all(not path.compiled.writes for path in paths)
+    got, expected = compiled(p, g, -x), f(q, g, -x)  # the guard fails: eager, one write
+    np.testing.assert_allclose(got.numpy(), expected.numpy(), rtol=1e-6)
+    np.testing.assert_allclose(p.numpy(), q.numpy(), rtol=1e-6)
 
 
 def test_an_argument_sharing_a_written_tensors_memory_runs_eagerly() -> None:

@@ -13,7 +13,7 @@ from tensorkit.jit.passes import optimize
 from tensorkit.jit.passes.constant_fold import fold_constants
 from tensorkit.jit.passes.cse import eliminate_common_subexpressions
 from tensorkit.jit.passes.dce import eliminate_dead_code
-from tensorkit.jit.passes.memory import last_uses, peak_bytes
+from tensorkit.jit.passes.memory import in_place_writes, last_uses, peak_bytes
 from tensorkit.jit.plan import lower
 from tensorkit.jit.runtime import CompiledGraph
 
@@ -202,3 +202,57 @@ def test_memory_plan_keeps_what_a_guard_reads_until_it_ran() -> None:
     source = lower(graph.nodes, [graph.placeholders[0].value.id], [graph.outputs[0].id], {}).source
     call = source.index(f"(v{total})")
     assert source.index(f"del v{total}") > call
+
+
+def _writes(graph):
+    """``in_place_writes`` of an unfused graph, as the runtime asks for it."""
+    targets = {m.value: graph.placeholders[m.placeholder].value for m in graph.mutations}
+    keep = {v.id for v in graph.outputs}
+    return in_place_writes(graph.nodes, targets, keep)
+
+
+def test_an_update_of_a_tensor_nothing_reads_later_is_written_in_place() -> None:
+    def f(p, g):
+        p.sub_(g, alpha=0.5)
+        return g * 2
+
+    graph = eliminate_dead_code(_graph(f, tk.ones(3), tk.ones(3)))
+    (index,) = (i for i, n in enumerate(graph.nodes) if n.op == "sub")
+    assert _writes(graph) == {index: graph.placeholders[0].value.id}
+    source = lower(
+        graph.nodes,
+        [p.value.id for p in graph.placeholders],
+        [graph.mutations[0].value],
+        {},
+        writes=_writes(graph),
+    ).source
+    assert f"v{graph.mutations[0].value} = v{graph.placeholders[0].value.id}" in source
+
+
+def test_no_in_place_write_where_the_old_memory_is_still_read() -> None:
+    def view_read_later(p, g):
+        view = p.reshape(3, 1)
+        p.add_(g)
+        return view * 2
+
+    def aliased_operand(p):
+        return p.add_(p.t())  # a transposed view of the memory written
+
+    def cast(p, g):
+        return p.add_(g)  # a float64 g: the recorded add casts
+
+    def kept_view(p, g):
+        view = p.reshape(3, 1)
+        p.add_(g)
+        return view
+
+    three = tk.arange(3.0)
+    for fn, args in (
+        (view_read_later, (three.clone(), tk.ones(3))),
+        (aliased_operand, (tk.ones(3, 3),)),
+        (cast, (three.clone(), tk.ones(3, dtype=tk.float64))),
+        (kept_view, (three.clone(), tk.ones(3))),
+    ):
+        graph = eliminate_dead_code(_graph(fn, *args))
+        assert graph.mutations, fn.__name__
+        assert _writes(graph) == {}, fn.__name__
