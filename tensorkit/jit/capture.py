@@ -304,6 +304,12 @@ class Tracer:
                 stacklevel=3,
             )
 
+    def guards_reads(self) -> bool:
+        """Whether a value read here becomes a guard node without a warning (tk.compile's
+        capture, in the forward, before any random draw): library code may then read a
+        tensor to choose its path, as it does eagerly."""
+        return not self.warn and not self._unguardable()
+
     def _unguardable(self) -> str:
         """Why no read could be guarded at this point of the call ("" when one can)."""
         if self._in_backward:

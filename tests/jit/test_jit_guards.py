@@ -277,3 +277,40 @@ def test_a_path_that_reads_another_value_than_eager_code_warns_and_runs_eagerly(
     assert len(caught) == 1 and entry.eager and entry.recordings == 3
     assert float(compiled(-x, w)) == pytest.approx(-3.0)  # eager from now on
     assert entry.recordings == 3
+
+
+def _attention(q, k, v, mask):
+    return nn.functional.scaled_dot_product_attention(q, k, v, attn_mask=mask).sum()
+
+
+def test_attention_compiles_without_the_blocked_row_masking_until_a_row_is_blocked() -> None:
+    """Eager attention masks fully blocked rows only when some score is -inf; under tk.compile
+    that check is a guard, so the usual path compiles without the masking, and a call whose
+    mask blocks a whole row takes a path with it: eager's values and gradients (no NaN)."""
+    rng = np.random.default_rng(3)
+    q, k, v = (tk.tensor(rng.standard_normal(s)) for s in ((2, 3, 4), (2, 5, 4), (2, 5, 4)))
+    q.requires_grad_()
+    open_mask = tk.ones(3, 5, dtype=tk.bool)
+    row_blocked = open_mask.clone()
+    row_blocked[1] = False
+    compiled = tk.compile(_attention)
+    for mask in (None, None, None, row_blocked, row_blocked, row_blocked, None):
+        out = compiled(q, k, v, mask)
+        (grad,) = tk.autograd.grad(out, q)
+        expected = _attention(q, k, v, mask)
+        (expected_grad,) = tk.autograd.grad(expected, q)
+        np.testing.assert_allclose(out.item(), expected.item(), rtol=1e-12)
+        np.testing.assert_allclose(grad.numpy(), expected_grad.numpy(), rtol=1e-12)
+        assert not np.isnan(grad.numpy()).any()
+    ops = [
+        [n.op for n in path.compiled.graph.nodes]
+        for entry in compiled.entries.values()
+        for path in entry.paths
+    ]
+    assert any("where" not in path for path in ops)  # the usual path: no masking
+    assert any("where" in path for path in ops)  # the blocked row's path
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", tk.jit.TracerWarning)
+        traced = tk.jit.trace(_attention, (q, k, v, row_blocked))  # the masking, no read
+    expected = _attention(q, k, v, row_blocked)
+    np.testing.assert_allclose(traced(q, k, v, row_blocked).item(), expected.item(), rtol=1e-12)

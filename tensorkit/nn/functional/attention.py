@@ -53,17 +53,28 @@ def scaled_dot_product_attention(
         else:
             scores = scores + attn_mask
     # A row with every position masked attends to nothing (zeros, as PyTorch); finite scores
-    # there keep NaN out of the softmax and its gradient. Most calls have no -inf score at
-    # all, which one reduction on the array (not an op on the tape) tells. A tk.jit capture
-    # cannot read the scores, so it keeps the guard (the same values without blocked rows).
+    # there keep NaN out of the softmax and its gradient.
     weights = None
-    tracing = _state.tracer is not None
-    if tracing or (scores.numel() and float(scores._data.min()) == float("-inf")):
+    frozen = _state.tracer is not None and not _state.tracer.guards_reads()
+    if frozen or _some_score_is_minus_inf(scores):
         blocked = (scores == float("-inf")).all(-1, keepdim=True)
-        if tracing or bool(blocked.any()):
+        if frozen or bool(blocked.any()):
             weights = where(blocked, 0.0, softmax(where(blocked, 0.0, scores), -1))
     if weights is None:
         weights = softmax(scores, -1)
     if dropout_p > 0.0:
         weights = dropout(weights, dropout_p, training=True)
     return weights @ value
+
+
+def _some_score_is_minus_inf(scores: Tensor) -> bool:
+    """Most calls have no -inf score at all, which one reduction tells: on the array when
+    eager (not an op on the tape), through the tensor under tk.compile (a guard, so the
+    compiled path without the masking holds while no score is -inf). A capture that cannot
+    guard (a strict trace, a read after a random draw) keeps the masking instead: the same
+    values without blocked rows."""
+    if not scores.numel():
+        return False
+    if _state.tracer is None:
+        return float(scores._data.min()) == float("-inf")
+    return bool(scores.min() == float("-inf"))
