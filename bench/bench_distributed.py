@@ -10,7 +10,9 @@ with ``--child WORKLOAD``); rank 0 prints its results as one JSON line. all_redu
 rounds; each number is the median of the round medians. DDP: the median step time (forward,
 backward with its bucketed all-reduces, SGD step), the all-reduces' own time (the same
 buckets reduced back to back, nothing to overlap) and the wait after backward for those
-still in flight; the hidden share is 1 - wait / own time. Then a few steps are profiled on
+still in flight; the hidden share is 1 - wait / own time; the floor adds to one process
+beside another the all-reduces' own time and the hooks' copies into the buckets (timed
+alone). Then a few steps are profiled on
 each rank and their traces read by tensorkit.notebook.build_ranks (the notebook's per-rank
 view): the share of the collectives' time in flight that overlapped backward compute.
 The single-process step is timed alone and beside a second process running the same steps
@@ -138,6 +140,15 @@ def _step_child(steps: int, distributed: bool, trace_dir: str | None = None) -> 
                 dist.all_reduce(bucket.buffer)
             alone.append(time.perf_counter() - start)
         communication = statistics.median(alone)
+        copies = []  # the hooks' pass: each gradient divided by the world size into its bucket
+        grads = [[p.grad._data.copy() for p in bucket.params] for bucket in model._buckets]
+        for _ in range(steps):
+            start = time.perf_counter()
+            for bucket, arrays in zip(model._buckets, grads, strict=True):
+                for index, array in enumerate(arrays):
+                    np.divide(array, model.world_size, out=bucket.slot(index))
+            copies.append(time.perf_counter() - start)
+        result["bucket_copy_ms"] = statistics.median(copies) * 1e3
         result["exposed_wait_ms"] = exposed * 1e3
         result["communication_ms"] = communication * 1e3
         result["hidden_share"] = max(0.0, 1.0 - exposed / communication)
@@ -245,6 +256,13 @@ def main() -> None:
         f"| the same DDP step against one process beside a second one running the same steps "
         f"| {ddp['step_ms']:.2f} ms | one process beside another: {beside['step_ms']:.2f} ms | "
         f"{ddp['step_ms'] / beside['step_ms']:.2f}x time |"
+    )
+    floor = beside["step_ms"] + ddp["communication_ms"] + ddp["bucket_copy_ms"]
+    print(
+        f"floor on these cores (no core is free for communication to overlap): one process "
+        f"beside another {beside['step_ms']:.2f} + all-reduces alone "
+        f"{ddp['communication_ms']:.2f} + copies into the buckets {ddp['bucket_copy_ms']:.2f} "
+        f"= {floor:.2f} ms, {floor / single['step_ms']:.2f}x one process"
     )
     shares = ", ".join(f"rank {n} {share:.0%}" for n, share in enumerate(ddp["per_rank"]))
     print(

@@ -1,5 +1,5 @@
-"""Smoke run of bench/bench_distributed.py: it launches its ranks and prints its rows and the
-per-rank view's share."""
+"""Smoke run of bench/bench_distributed.py: it launches its ranks and prints its rows, the
+floor on these cores and the per-rank view's share."""
 
 from __future__ import annotations
 
@@ -25,5 +25,9 @@ def test_quick_run_prints_both_workloads() -> None:
     assert "x bandwidth |" in proc.stdout and "x time |" in proc.stdout
     assert "hidden) | one process, same batch:" in proc.stdout
     assert "| one process beside another: " in proc.stdout
+    floor = re.search(
+        r"copies into the buckets [\d.]+ = [\d.]+ ms, ([\d.]+)x one process", proc.stdout
+    )
+    assert floor and float(floor.group(1)) > 1.0, proc.stdout
     share = re.search(r"(\d+)% of the collectives' time in flight overlapped backward", proc.stdout)
     assert share and 0 <= int(share.group(1)) <= 100, proc.stdout
