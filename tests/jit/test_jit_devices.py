@@ -72,3 +72,48 @@ def test_compiled_training_step_on_a_gpu_matches_eager() -> None:
     assert float(loss) == pytest.approx(float(expected_loss), rel=1e-5)
     for a, p in zip(got, model.parameters(), strict=True):
         np.testing.assert_allclose(a, p.grad.cpu().numpy(), rtol=1e-4, atol=1e-6)
+
+
+def _sgd_step_with_a_guard(device: tk.device) -> None:
+    """A compiled SGD step whose loss picks a branch (a guard), on ``device``: the updates go
+    straight into the parameters' arrays, both branches give eager's parameters."""
+    tk.manual_seed(0)
+    model = nn.Sequential(nn.Linear(8, 4), nn.Tanh(), nn.Linear(4, 1)).to(device)
+    reference = nn.Sequential(nn.Linear(8, 4), nn.Tanh(), nn.Linear(4, 1)).to(device)
+    reference.load_state_dict(model.state_dict())
+
+    def step_of(net: nn.Module, opt: tk.optim.Optimizer):
+        def step(x):
+            opt.zero_grad()
+            out = net(x).sum()
+            loss = out * out if out > 0 else -out  # a guard on the output's sign
+            loss.backward()
+            opt.step()
+            return loss.detach()
+
+        return step
+
+    compiled = tk.compile(step_of(model, tk.optim.SGD(model.parameters(), lr=0.05)))
+    eager = step_of(reference, tk.optim.SGD(reference.parameters(), lr=0.05))
+    arrays = [p._data for p in model.parameters()]
+    for sign in (1, 1, 1, -1, -1, -1, 1):
+        x = sign * tk.rand(3, 8).to(device)
+        np.testing.assert_allclose(
+            compiled(x).cpu().numpy(), eager(x).cpu().numpy(), rtol=1e-5, atol=1e-6
+        )
+    (entry,) = compiled.entries.values()
+    assert len(entry.paths) == 2  # one per sign; each writes the 4 parameters in place
+    assert all(len(path.compiled.writes) == 4 for path in entry.paths)
+    assert all(p._data is a for p, a in zip(model.parameters(), arrays, strict=True))
+    for p, q in zip(model.parameters(), reference.parameters(), strict=True):
+        np.testing.assert_allclose(p.detach().cpu().numpy(), q.detach().cpu().numpy(), rtol=1e-5)
+
+
+def test_a_guarded_sgd_step_runs_on_cuda(cuda: tk.device) -> None:
+    _sgd_step_with_a_guard(cuda)
+
+
+@pytest.mark.cuda
+def test_a_guarded_sgd_step_runs_on_a_gpu() -> None:
+    """Runs in scripts/gpu_check.sh: guards read CuPy arrays; updates write them in place."""
+    _sgd_step_with_a_guard(tk.device("cuda"))
