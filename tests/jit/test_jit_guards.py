@@ -314,3 +314,23 @@ def test_attention_compiles_without_the_blocked_row_masking_until_a_row_is_block
         traced = tk.jit.trace(_attention, (q, k, v, row_blocked))  # the masking, no read
     expected = _attention(q, k, v, row_blocked)
     np.testing.assert_allclose(traced(q, k, v, row_blocked).item(), expected.item(), rtol=1e-12)
+
+
+def test_attention_after_a_random_draw_compiles_with_the_masking() -> None:
+    """After a dropout no read can be guarded: attention keeps the masking instead of
+    reading the scores, so the call still compiles (no eager fallback) with eager's values."""
+
+    def f(q, k, v):
+        return _attention(nn.functional.dropout(q, 0.5), k, v, None)
+
+    rng = np.random.default_rng(4)
+    q, k, v = (tk.tensor(rng.standard_normal(s)) for s in ((2, 3, 4), (2, 5, 4), (2, 5, 4)))
+    compiled = tk.compile(f)
+    for seed in range(4):
+        tk.manual_seed(seed)
+        got = compiled(q, k, v)
+        tk.manual_seed(seed)
+        np.testing.assert_allclose(got.item(), f(q, k, v).item(), rtol=1e-12)
+    entry = _entry(compiled)
+    assert not entry.eager and entry.compiled is not None
+    assert "where" in [n.op for n in entry.compiled.graph.nodes]
