@@ -232,8 +232,14 @@ def nll_loss(
 
 def _nll_forward(xp: Any, x: Any, safe: Any, weights: Any, dim: int, reduction: str) -> Any:
     """``-x[..., target, ...] * weight`` per element, summed, or divided by the weights' sum
-    (the mean over counted targets: NaN when none counts, as PyTorch)."""
-    loss = -xp.take_along_axis(x, xp.expand_dims(safe, dim), axis=dim).squeeze(dim) * weights
+    (the mean over counted targets: NaN when none counts, as PyTorch). A (batch, classes)
+    input is read with one fancy index (PyTorch's nll_loss kernel; its nll_loss2d takes the
+    spatial forms)."""
+    if x.ndim == 2:
+        picked = x[xp.arange(x.shape[0]), safe]
+    else:
+        picked = xp.take_along_axis(x, xp.expand_dims(safe, dim), axis=dim).squeeze(dim)
+    loss = -picked * weights
     if reduction == "none":
         return loss
     total = loss.sum()
@@ -265,7 +271,12 @@ def _nll_backward_forward(
     weights' sum for the mean; zero when none counts) at each target, zero elsewhere."""
     if reduction == "mean":
         g = _over_counted(xp, g, weights.sum(), 0)
-    scale = xp.expand_dims(-weights * g, dim)
+    scale = -weights * g
+    if len(shape) == 2:  # one target per row: written at its column into zeros
+        out = xp.zeros(shape, scale.dtype)
+        out[xp.arange(shape[0]), safe] = scale
+        return out
+    scale = xp.expand_dims(scale, dim)
     classes = xp.arange(shape[dim]).reshape((-1,) + (1,) * (len(shape) - dim - 1))
     hit = xp.expand_dims(safe, dim) == classes
     return xp.where(hit, scale, xp.zeros((), scale.dtype)).astype(scale.dtype, copy=False)
