@@ -20,8 +20,10 @@ read).
 
 from __future__ import annotations
 
+import contextlib
 import warnings
 import weakref
+from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Any
 
@@ -110,6 +112,7 @@ class Tracer:
         self._drawn = False  # a captured random draw ran (a later read cannot be guarded)
         self._in_backward = False  # capture_backward is running (a read is not guarded)
         self._guards = 0  # guard nodes so far
+        self._reader = ""  # the library code reading values now (``reading_for``)
 
     # ------------------------------------------------------------------ registering
     def add_placeholder(self, tensor: Tensor, kind: str, name: str) -> int:
@@ -271,7 +274,7 @@ class Tracer:
         """``tensor``'s value is read into Python by ``how`` (for example "item()"), giving
         ``value`` (not given: a read no guard can repeat, such as ``numpy()``)."""
         site = _site()
-        reason = f"Tensor.{how} reads a tensor's value into Python"
+        reason = self._reader or f"Tensor.{how} reads a tensor's value into Python"
         why = unguarded(how, tensor, value is not _NOT_GIVEN) or self._unguardable()
         if why:
             self.graph.breaks.append(GraphBreak("value_read", f"{reason}; {why}", site))
@@ -303,6 +306,17 @@ class Tracer:
                 TracerWarning,
                 stacklevel=3,
             )
+
+    @contextlib.contextmanager
+    def reading_for(self, reader: str) -> Iterator[None]:
+        """Inside, value reads are library code's: their graph breaks give ``reader`` as the
+        reason ("scaled_dot_product_attention reads ..."), not a Tensor method the user's
+        code never called."""
+        previous, self._reader = self._reader, reader
+        try:
+            yield
+        finally:
+            self._reader = previous
 
     def guards_reads(self) -> bool:
         """Whether a value read here becomes a guard node without a warning (tk.compile's

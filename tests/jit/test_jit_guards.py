@@ -309,6 +309,9 @@ def test_attention_compiles_without_the_blocked_row_masking_until_a_row_is_block
     ]
     assert any("where" not in path for path in ops)  # the usual path: no masking
     assert any("where" in path for path in ops)  # the blocked row's path
+    report = str(tk.jit.explain(_attention, q, k, v, None))
+    assert "scaled_dot_product_attention reads whether some attention score is -inf" in report
+    assert "Tensor.__bool__() reads" not in report  # the read is the library's, named so
     with warnings.catch_warnings():
         warnings.simplefilter("error", tk.jit.TracerWarning)
         traced = tk.jit.trace(_attention, (q, k, v, row_blocked))  # the masking, no read

@@ -77,4 +77,8 @@ def _some_score_is_minus_inf(scores: Tensor) -> bool:
         return False
     if _state.tracer is None:
         return float(scores._data.min()) == float("-inf")
-    return bool(scores.min() == float("-inf"))
+    with _state.tracer.reading_for(
+        "scaled_dot_product_attention reads whether some attention score is -inf (a row "
+        "with every position masked gets zero weights)"
+    ):
+        return bool(scores.min() == float("-inf"))
