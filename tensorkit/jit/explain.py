@@ -102,8 +102,10 @@ def _guard_lines(graph: Graph, module: Any) -> list[str]:
     if module is not None:
         lines.append(f"{type(module).__name__}'s training flags and parameter identities")
     for node in graph.nodes:
-        if node.kind == "guard":
+        if node.kind == "guard":  # the module whose forward read it, when one did
+            inside = f" in {node.module}" if node.module else ""
             lines.append(
-                f"Tensor.{node.op} at {node.site or 'an unknown site'} == {node.attrs['value']!r}"
+                f"Tensor.{node.op}{inside} at {node.site or 'an unknown site'} == "
+                f"{node.attrs['value']!r}"
             )
     return lines

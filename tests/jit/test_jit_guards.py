@@ -337,3 +337,15 @@ def test_attention_after_a_random_draw_compiles_with_the_masking() -> None:
     entry = _entry(compiled)
     assert not entry.eager and entry.compiled is not None
     assert "where" in [n.op for n in entry.compiled.graph.nodes]
+
+
+class _Gate(nn.Module):
+    def forward(self, x):
+        return x * 2 if x.sum() > 0 else x
+
+
+def test_explain_names_the_module_whose_forward_read_a_guard() -> None:
+    explained = tk.jit.explain(_Gate(), tk.ones(3))
+    assert any(g.startswith("Tensor.__bool__() in _Gate at ") for g in explained.guards), (
+        explained.guards
+    )
