@@ -17,6 +17,7 @@ from collections.abc import Sequence
 
 import numpy as np
 
+from ...ops._apply import OPS
 from ..ir import Node, Ref, Value
 
 __all__ = ["in_place_writes", "last_uses", "peak_bytes"]
@@ -100,8 +101,6 @@ def in_place_writes(
 def _aliases(nodes: Sequence[Node], targets: set[int]) -> dict[int, set[int]]:
     """Value id -> the targets whose memory it may share: each target itself and what view
     ops (and opaque Python functions, which may return views) make from them."""
-    from ...ops._apply import OPS
-
     aliases: dict[int, set[int]] = {t: {t} for t in targets}
     for node in nodes:
         shared = set().union(*(aliases.get(v, set()) for v in node.refs()))

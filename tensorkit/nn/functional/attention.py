@@ -68,11 +68,11 @@ def scaled_dot_product_attention(
 
 
 def _some_score_is_minus_inf(scores: Tensor) -> bool:
-    """Most calls have no -inf score at all, which one reduction tells: on the array when
-    eager (not an op on the tape), through the tensor under tk.compile (a guard, so the
-    compiled path without the masking holds while no score is -inf). A capture that cannot
-    guard (a strict trace, a read after a random draw) keeps the masking instead: the same
-    values without blocked rows."""
+    """Whether some score is -inf (most calls have none), by one reduction: on the array
+    when eager (not an op on the tape), through the tensor under tk.compile (a guard, so
+    the compiled path without the masking holds while no score is -inf). The caller skips
+    it where no read can be guarded (a strict trace, a read after a random draw) and keeps
+    the masking, which gives the same values without blocked rows."""
     if not scores.numel():
         return False
     if _state.tracer is None:
