@@ -268,3 +268,46 @@ def test_live_stepper_whose_kernel_is_gone_says_so(
     expect(notice).to_be_visible()
     expect(notice).to_contain_text(re.compile(r"kernel"))
     nb.screenshot("kernel-gone", stepper)
+
+
+GUARDED = """
+import tensorkit as tk
+
+def clipped(x):
+    y = (x * 2).tanh()
+    return y if y.sum() > 0 else -y
+
+compiled = tk.compile(clipped)
+for _ in range(3):
+    compiled(tk.ones(4))
+compiled.show()
+"""
+
+
+def test_a_compiled_graphs_guard_box_survives_a_save_and_reopen(
+    open_notebook: Any, lab_extension: Path, lab: Any, expect: Any
+) -> None:
+    """The guard node (a red dashed box) and the break list are in the recording: the
+    reopened notebook, with no code run, draws them where the live widget did."""
+    name = "guarded.ipynb"
+    nb = open_notebook(name, [GUARDED])
+    nb.run_all()
+    assert nb.errors() == []
+    live = nb.page.locator(".jp-OutputArea-output .tk-graph-widget")
+    expect(live.locator("svg g.tk-node.tk-guard")).to_have_count(1)
+    nb.page.locator(".jp-Notebook").first.click()
+    nb.page.keyboard.press("Control+s")
+    path = lab.root / name
+    deadline = time.monotonic() + 30
+    while MIME not in path.read_text() and time.monotonic() < deadline:
+        time.sleep(0.1)  # polling interval of a bounded wait for the save
+    assert MIME in path.read_text(), f"{name} was not saved with its recording within 30 s"
+    nb.page.goto("about:blank")
+    lab.shutdown_kernel(name)
+
+    again = _reopen(open_notebook, lab, name)
+    recorded = again.page.locator(".tk-recorded")
+    expect(recorded).to_have_count(1)
+    expect(recorded.locator("svg g.tk-node.tk-guard")).to_have_count(1)
+    expect(recorded.locator(".tk-jit-breaks li")).to_contain_text("guarded on True")
+    again.screenshot("guard-reopened", recorded)
