@@ -91,3 +91,21 @@ def test_relu_backward_blocks_nan_and_inf_where_the_input_was_negative():
     x = tk.tensor([-1.0, 2.0, -3.0, 4.0], requires_grad=True)
     x.relu().backward(tk.tensor([float("nan"), 1.0, float("inf"), float("inf")]))
     assert x.grad.tolist() == [0.0, 1.0, 0.0, float("inf")]
+
+
+@pytest.mark.parametrize("dtype", [tk.float16, tk.float32, tk.float64])
+def test_threshold_backward_is_the_select_of_torch_for_every_float_dtype(dtype):
+    """The masked-bits select gives ``where(out > 0, g, 0)`` exactly: inf and NaN pass where
+    the output is positive, +0.0 elsewhere (a NaN or -0.0 output blocks), in every width."""
+    rng = np.random.default_rng(3)
+    out = np.maximum(rng.standard_normal(300), 0)
+    out[:4] = [np.nan, -0.0, 0.0, 1.0]
+    g = rng.standard_normal(300) * 100
+    g[4:8] = [np.inf, -np.inf, np.nan, -0.0]
+    out[4:8] = 2.0
+    got = tk.ops.unary._THRESHOLD_BACKWARD(
+        tk.tensor(g, dtype=dtype), tk.tensor(out, dtype=dtype)
+    ).numpy()
+    expected = np.where(out.astype(got.dtype) > 0, g.astype(got.dtype), 0).astype(got.dtype)
+    assert got.dtype == expected.dtype
+    np.testing.assert_array_equal(got.view(f"i{got.itemsize}"), expected.view(f"i{got.itemsize}"))

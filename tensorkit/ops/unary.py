@@ -258,18 +258,27 @@ def _threshold_backward(xp: Any, g: Any, out: Any) -> Any:
 
 
 def _threshold_backward_part(xp: Any, g: Any, out: Any, result: Any = None) -> Any:
-    """Into ``result`` (or a new array). Multiplying by the mask is ~10x faster than a select
-    on an unpredictable mask; the select is needed only when g holds inf or NaN (inf * 0 is
-    NaN), which a non-finite sum of the product reveals."""
-    passed = out > 0
-    product = xp.multiply(g, passed, out=result)
-    if g.dtype.kind != "f" or bool(xp.isfinite(product.sum())):
-        return product
-    selected = xp.where(passed, g, 0).astype(g.dtype, copy=False)
+    """Into ``result`` (or a new array). A float gradient's bits are ANDed with a mask of all
+    ones where ``out > 0`` and all zeros elsewhere: the exact select (inf and NaN pass, +0.0
+    elsewhere), without the mispredicted branches that make ``where`` on an unpredictable mask
+    ~10x slower (three passes, no allocation with ``result``)."""
+    if g.dtype.kind != "f" or g.shape != out.shape:
+        selected = xp.where(out > 0, g, 0).astype(g.dtype, copy=False)
+        if result is None:
+            return selected
+        result[...] = selected
+        return result
+    bits = _SAME_SIZE_INT[g.dtype.itemsize]
     if result is None:
-        return selected
-    result[...] = selected
+        result = xp.empty(g.shape, g.dtype)
+    mask = result.view(bits)
+    xp.greater(out, 0, out=mask)
+    xp.negative(mask, out=mask)
+    xp.bitwise_and(g.view(bits), mask, out=mask)
     return result
+
+
+_SAME_SIZE_INT = {2: "int16", 4: "int32", 8: "int64"}
 
 
 _TANH_BACKWARD = OpDef(
