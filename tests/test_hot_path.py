@@ -78,6 +78,14 @@ CASES = {
     "matvec": ([(3, 4), (4,)], lambda a, b: a @ b),
     "layer_norm": ([(3, 4, 5)], lambda a: tk.nn.functional.layer_norm(a, (4, 5)) * a),
     "softmax": ([(3, 5)], lambda a: tk.nn.functional.softmax(a, 1) * a),
+    "cross_entropy": (
+        [(4, 5)],
+        lambda a: tk.nn.functional.cross_entropy(a, tk.tensor([0, 3, 1, 4])),
+    ),
+    "nll_ignored_weighted": (
+        [(4, 5), (5,)],
+        lambda a, w: tk.nn.functional.nll_loss(a, tk.tensor([0, -100, 1, 4]), weight=w.detach()),
+    ),
     "chain": (
         [(6,), (6,)],
         lambda x, w: tk.relu(tk.tanh(tk.exp(tk.sin(x * w + x)) - x) * 0.5 + 0.1) * x,
@@ -277,6 +285,26 @@ def test_plain_backward_runs_the_rules_on_arrays(monkeypatch):
     complex_x = tk.tensor(np.ones(3) * (1 + 1j), requires_grad=True)
     (tk.exp(complex_x) * complex_x).abs().sum().backward()  # complex: the Tensor rules run
     assert ran == []
+
+
+def test_a_loss_rule_runs_on_arrays_beside_its_integer_targets(monkeypatch):
+    """nll_loss's targets are int64 indices (``OpDef.index_saves``): they do not send its
+    node to the Tensor path, whose answer it still gives."""
+    from tensorkit.nn.functional import loss
+    from tensorkit.ops._rule_space import ArraySpace
+
+    spaces = []
+    rule = loss._NLL_LOSS.rule
+
+    def wrapper(ctx, space, *args):
+        spaces.append(type(space))
+        return rule(ctx, space, *args)
+
+    monkeypatch.setattr(loss._NLL_LOSS, "rule", wrapper)
+    (logits,) = _leaves(2, [(6, 3)], np.float32)
+    targets = tk.tensor([0, 2, 1, 1, 0, 2])
+    tk.nn.functional.cross_entropy(logits, targets).backward()
+    assert spaces == [ArraySpace]
 
 
 @pytest.mark.parametrize("backward_ops", [False, True])

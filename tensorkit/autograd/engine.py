@@ -18,7 +18,7 @@ from collections.abc import Iterator, Sequence
 from typing import Any
 
 from .. import _state
-from ..tensor import Tensor
+from ..tensor import Tensor, wrap
 from .graph import Node, edge_of
 from .node_work import add_to_grad, claim, run_post_accumulate_hooks, sum_gradients, sum_into
 from .runners import PlainRunner, TensorRunner
@@ -383,7 +383,12 @@ def _root_gradients(roots: tuple, grad_tensors: Any, create_graph: bool) -> list
                 raise RuntimeError(
                     "element 0 of tensors does not require grad and does not have a grad_fn"
                 )
-            g = root.new_ones(root.shape)
+            if _state.observing:  # made by an op, so a Tape shows where the backward starts
+                g = root.new_ones(root.shape)
+            else:  # a new tensor in no graph: nothing to detach
+                data = root._data
+                result.append(wrap(root._device.xp.ones(data.shape, data.dtype), root._device))
+                continue
         elif not isinstance(g, Tensor):
             raise TypeError(f"gradient must be a Tensor, got {type(g).__name__}")
         elif tuple(g.shape) != tuple(root.shape):

@@ -134,7 +134,7 @@ class PlainRunner:
         else:
             first = next((g for g in buffer if g is not None), None)
         saved = node.saved_arrays()
-        if first is None or not _arrays_agree(first, buffer, saved):
+        if first is None or not _arrays_agree(first, buffer, saved, node.op.index_saves):
             return None
         kind = type(first)
         if kind is self.kind:
@@ -178,10 +178,11 @@ class PlainRunner:
         return tuple([None if g is None else g._data for g in grads_out])
 
 
-def _arrays_agree(first: Any, buffer: list, saved: tuple) -> bool:
+def _arrays_agree(first: Any, buffer: list, saved: tuple, indices: bool) -> bool:
     """Whether the gradients (``first`` the first of them) and saved arrays share one real
-    floating dtype (Python ints and floats count, being weak): then a rule's NumPy arithmetic
-    is its Tensor arithmetic exactly, with no promotion or conjugation."""
+    floating dtype (Python ints and floats count, being weak; integer arrays too where the
+    rule reads them as ``indices`` only): then a rule's NumPy arithmetic is its Tensor
+    arithmetic exactly, with no promotion or conjugation."""
     np_dtype = first.dtype
     if np_dtype.kind != "f":
         return False
@@ -193,7 +194,11 @@ def _arrays_agree(first: Any, buffer: list, saved: tuple) -> bool:
         if value is None or type(value) in _WEAK:
             continue
         dtype = getattr(value, "dtype", None)
-        if dtype is not np_dtype and dtype != np_dtype:
+        if (
+            dtype is not np_dtype
+            and dtype != np_dtype
+            and not (indices and dtype is not None and dtype.kind in "iu")
+        ):
             return False
     return True
 

@@ -33,7 +33,15 @@ from .._ranges import scope_calls as _scope_calls
 from .._ranges import scopes as _scopes
 from ..tensor import Tensor
 
-__all__ = ["Tape", "TapeEntry", "TensorInfo", "module_scope", "summarize_values"]
+__all__ = [
+    "Tape",
+    "TapeEntry",
+    "TensorInfo",
+    "enter_module",
+    "exit_module",
+    "module_scope",
+    "summarize_values",
+]
 
 # The module object of each open module scope, beside ``_state.module_path`` (None for a
 # scope opened by name alone).
@@ -461,14 +469,25 @@ def _jsonable(value: Any) -> Any:
     return _short_repr(value)
 
 
+def enter_module(name: str, module: Any = None) -> None:
+    """Open the scope of the module at path ``name`` (``module_scope`` without a context
+    manager, for ``Module.__call__``, which opens one on every call); ``exit_module`` closes
+    it."""
+    _state.module_path.append(name)
+    _modules.append(module)
+
+
+def exit_module() -> None:
+    _state.module_path.pop()
+    _modules.pop()
+
+
 @contextlib.contextmanager
 def module_scope(name: str, module: Any = None) -> Iterator[None]:
     """Mark ops run inside as belonging to the module at path ``name`` (used by tk.nn, which
     passes the ``module`` too, so that a Tape learns its class and its parameters' names)."""
-    _state.module_path.append(name)
-    _modules.append(module)
+    enter_module(name, module)
     try:
         yield
     finally:
-        _state.module_path.pop()
-        _modules.pop()
+        exit_module()

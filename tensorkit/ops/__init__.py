@@ -221,7 +221,7 @@ def _cast_method(target: str) -> Any:
 
 def _properties() -> dict[str, Any]:
     return {
-        "T": property(lambda self: self.permute(*reversed(range(self.ndim)))),
+        "T": property(shape.reversed_dims),
         "mT": property(shape.matrix_transpose),
         "H": property(lambda self: self.T.conj() if self.is_complex() else self.T),
         "mH": property(lambda self: self.mT.conj() if self.is_complex() else self.mT),

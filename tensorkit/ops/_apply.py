@@ -56,11 +56,14 @@ class OpDef:
     ``rule(ctx, space, saved, *grads)``, given instead of ``backward``, is the gradient rule
     written over a namespace (see ``ops._rule_space``): the engine's plain runner runs it on
     raw arrays, and ``backward`` is the same rule on Tensors. One rule, two kinds of values.
+    ``index_saves`` says the rule reads its saved integer arrays only as indices (a loss's
+    targets), never as operands, so the plain runner may run it on arrays beside them.
     """
 
     __slots__ = (
         "backward",
         "forward",
+        "index_saves",
         "key",
         "moves_device",
         "name",
@@ -87,6 +90,7 @@ class OpDef:
         moves_device: bool = False,
         rule: Callable | None = None,
         key: str | None = None,
+        index_saves: bool = False,
     ) -> None:
         self.name = name
         self.key = key or name
@@ -103,6 +107,7 @@ class OpDef:
         self.view = view
         self.outputs = outputs
         self.moves_device = moves_device
+        self.index_saves = index_saves
 
     def __repr__(self) -> str:
         return f"OpDef({self.name!r})"

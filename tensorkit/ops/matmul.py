@@ -87,22 +87,22 @@ def matmul(input: Tensor, other: Tensor) -> Tensor:
             f"matmul(): arguments must be Tensors, got {type(input).__name__} and "
             f"{type(other).__name__}"
         )
-    if input.ndim == 0 or other.ndim == 0:
+    a_ndim, b_ndim = input._data.ndim, other._data.ndim
+    if a_ndim == 0 or b_ndim == 0:
         raise RuntimeError(
-            f"both arguments to matmul need to be at least 1D, but they are {input.ndim}D and "
-            f"{other.ndim}D"
+            f"both arguments to matmul need to be at least 1D, but they are {a_ndim}D and {b_ndim}D"
         )
-    if input.ndim == 1 and other.ndim == 1:
+    if a_ndim == 1 and b_ndim == 1:
         return dot(input, other)
     if input._data.dtype != other._data.dtype:
-        if other.ndim == 1:
+        if b_ndim == 1:
             raise _dtype_error(input, other, "mv")
-        raise _dtype_error(input, other, "mm" if other.ndim == 2 else "bmm")
-    a_squeeze = input.ndim == 1
-    b_squeeze = other.ndim == 1
+        raise _dtype_error(input, other, "mm" if b_ndim == 2 else "bmm")
+    a_squeeze = a_ndim == 1
+    b_squeeze = b_ndim == 1
     a = input.unsqueeze(0) if a_squeeze else input
     b = other.unsqueeze(-1) if b_squeeze else other
-    if a.shape[-1] != b.shape[-2]:
+    if a._data.shape[-1] != b._data.shape[-2]:
         if other.ndim <= 2:  # PyTorch folds the batch dims of a into rows here
             rows = 1
             for n in a.shape[:-1]:
@@ -118,7 +118,8 @@ def matmul(input: Tensor, other: Tensor) -> Tensor:
             f"Expected size for first two dimensions of batch2 tensor to be: [{expected}] but "
             f"got: [{got}]. (matmul of shapes {list(input.shape)} and {list(other.shape)})"
         )
-    _check_batch_broadcast(a, b)
+    if a._data.ndim > 2 or b._data.ndim > 2:
+        _check_batch_broadcast(a, b)
     out = apply(_MATMUL, a, b)
     if a_squeeze:
         out = out.squeeze(-2)

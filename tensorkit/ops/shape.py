@@ -263,6 +263,11 @@ def t(input: Tensor) -> Tensor:
     return transpose(input, 0, 1) if input.ndim == 2 else input.view(input.shape)
 
 
+def reversed_dims(input: Tensor) -> Tensor:
+    """``input.T``: a view with every dim reversed (a matrix's transpose)."""
+    return apply(_PERMUTE, input, axes=tuple(range(input.ndim - 1, -1, -1)))
+
+
 def matrix_transpose(input: Tensor) -> Tensor:
     if input.ndim < 2:
         raise RuntimeError(

@@ -14,31 +14,31 @@ __all__ = ["bilinear", "linear"]
 @composite
 def linear(input: Tensor, weight: Tensor, bias: Tensor | None = None) -> Tensor:
     """``input @ weight.T + bias`` for ``weight`` of shape (out_features, in_features)."""
-    if input.ndim == 0 or weight.ndim == 0:
+    shape, weight_shape = input._data.shape, weight._data.shape
+    if not shape or not weight_shape:
         raise RuntimeError(
             "both arguments to linear need to be at least 1D, but they are "
-            f"{input.ndim}D and {weight.ndim}D"
+            f"{len(shape)}D and {len(weight_shape)}D"
         )
-    if input.shape[-1] != weight.shape[-1]:
-        columns = input.shape[-1]
-        rows = input.numel() // columns if columns else 0
-        if weight.ndim == 1:
+    if shape[-1] != weight_shape[-1]:
+        columns = shape[-1]
+        rows = math.prod(shape) // columns if columns else 0
+        if len(weight_shape) == 1:
             raise RuntimeError(
                 f"size mismatch, got input ({rows}), mat ({rows}x{columns}), "
-                f"vec ({weight.shape[0]})"
+                f"vec ({weight_shape[0]})"
             )
         raise RuntimeError(
             f"mat1 and mat2 shapes cannot be multiplied ({rows}x{columns} and "
-            f"{weight.shape[-1]}x{weight.shape[0]})"
+            f"{weight_shape[-1]}x{weight_shape[0]})"
         )
-    if input.ndim > 2 and weight.ndim == 2:
+    if len(shape) > 2 and len(weight_shape) == 2:
         # One (rows, in) @ (in, out) product over every leading index, as PyTorch's addmm:
         # a batched product would run many small GEMMs (strided ones for a transposed input)
         # and its weight gradient would be a stack of products summed afterwards.
-        rows = math.prod(input.shape[:-1])
-        out = input.reshape(rows, input.shape[-1]) @ weight.T
+        out = input.reshape(math.prod(shape[:-1]), shape[-1]) @ weight.T
         out = out if bias is None else out + bias
-        return out.reshape(*input.shape[:-1], weight.shape[0])
+        return out.reshape(*shape[:-1], weight_shape[0])
     out = input @ weight.T
     return out if bias is None else out + bias
 

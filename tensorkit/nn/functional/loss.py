@@ -181,7 +181,16 @@ def _class_targets_forward(
 ) -> tuple[Any, Any, Any]:
     """Targets with ignored entries replaced by 0 (so they can index), as int64; the keep
     mask in ``dtype`` (1 where counted); whether any target counts (0-d bool). Raises for
-    targets outside [0, classes)."""
+    targets outside [0, classes). Where no class can be the ignored index (the default -100),
+    the targets' range alone shows that every one is a class and counts."""
+    if (
+        target.size
+        and not 0 <= ignore_index < classes
+        and int(target.min()) >= 0
+        and int(target.max()) < classes
+    ):
+        counted = xp.ones(target.shape, dtype)
+        return target.astype(xp.int64), counted, xp.asarray(True)  # a copy: they are saved
     keep = target != ignore_index
     safe = xp.where(keep, target, 0).astype(xp.int64, copy=False)  # Byte targets index
     bad = (safe < 0) | (safe >= classes)
@@ -313,6 +322,7 @@ _NLL_LOSS = OpDef(
     rule=_nll_rule,
     saves=SAVE_INPUTS,
     node_name="NllLossBackward0",
+    index_saves=True,
 )
 _NLL_LOSS_BACKWARD = OpDef(
     "nll_loss_backward", _nll_backward_forward, _nll_backward_rule, saves=SAVE_INPUTS

@@ -1,11 +1,12 @@
 """``Module``: the base class of every layer, with PyTorch's registration, traversal,
 state-dict, device/dtype and hook behaviour.
 
-Calling a module runs its forward (and hooks) inside ``tk.autograd.module_scope(segment)``,
-so a Tape records each op's module path, e.g. ``Net.features.0``. The segment is the module's
-dotted name inside the module whose forward calls it (so the members of a ModuleList that a
-parent iterates get ``layers.0``); called from no module, it is the name under which its
-parent registered it, or its class name for a root module.
+Calling a module runs its forward (and hooks) inside the module scope of its segment (as
+``tk.autograd.module_scope(segment)`` opens one), so a Tape records each op's module path,
+e.g. ``Net.features.0``. The segment is the module's dotted name inside the module whose
+forward calls it (so the members of a ModuleList that a parent iterates get ``layers.0``);
+called from no module, it is the name under which its parent registered it, or its class
+name for a root module.
 """
 
 from __future__ import annotations
@@ -21,7 +22,7 @@ from ... import _state
 from ..._backend import as_device, device
 from ..._dtype import dtype, float16, float32, float64
 from ...autograd.grad_mode import no_grad
-from ...autograd.tape import module_scope
+from ...autograd.tape import enter_module, exit_module
 from ...ops.creation import empty_like
 from ...tensor import RemovableHandle, Tensor
 from ..parameter import Buffer, Parameter
@@ -281,21 +282,21 @@ class Module:
 
     # ------------------------------------------------------------------------- calling
     def __call__(self, *args: Any, **kwargs: Any) -> Any:
-        segment = self._path_segment()
+        enter_module(self._path_segment(), self)
         _calling.append(self)
         try:
-            with module_scope(segment, self):
-                if not (
-                    self._forward_pre_hooks
-                    or self._forward_hooks
-                    or self._backward_hooks
-                    or self._backward_pre_hooks
-                    or _global_call_hooks
-                ):
-                    return self.forward(*args, **kwargs)
-                return self._call_with_hooks(args, kwargs)
+            if not (
+                self._forward_pre_hooks
+                or self._forward_hooks
+                or self._backward_hooks
+                or self._backward_pre_hooks
+                or _global_call_hooks
+            ):
+                return self.forward(*args, **kwargs)
+            return self._call_with_hooks(args, kwargs)
         finally:
             _calling.pop()
+            exit_module()
 
     def _path_segment(self) -> str:
         if _calling:
