@@ -92,14 +92,14 @@ def _binary(template: str) -> ScalarForm:
 
 
 def _with_alpha(sign: str) -> ScalarForm:
-    """add / sub: ``a + b`` or, with an alpha, ``a + b * alpha`` (the forward's order)."""
+    """add / sub without an alpha: ``a + b``. With one, the forward is a multiply-add rounded
+    once (``_backend.multiply_add``, as PyTorch's kernel), which a numba kernel cannot spell:
+    such a node stays out of fused groups."""
 
     def form(o: Operands) -> str:
-        alpha = o.node.attrs.get("alpha", 1)
-        b = o.arg(1) if alpha == 1 else f"({o.arg(1)} * {o.const(alpha)})"
-        return f"({o.arg(0)} {sign} {b})"
+        return f"({o.arg(0)} {sign} {o.arg(1)})"
 
-    return ScalarForm(2, form, form, lambda node: _is_number(node.attrs.get("alpha", 1)))
+    return ScalarForm(2, form, form, lambda node: node.attrs.get("alpha", 1) == 1)
 
 
 def _pow(c: bool) -> Callable[[Operands], str]:

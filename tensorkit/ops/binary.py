@@ -13,6 +13,7 @@ from typing import Any
 
 import numpy as np
 
+from .._backend.multiply_add import multiply_add
 from .._dtype import CLAMP_COMPLEX, no_kernel
 from ..tensor import Tensor, wrap
 from ._apply import COMMON, FLOAT, SAVE_BOTH, SAVE_INPUTS, OpDef, apply
@@ -100,11 +101,11 @@ def _sub_rule(ctx: Any, space: Any, saved: tuple, g: Any) -> tuple:
 
 
 def _add_forward(xp: Any, a: Any, b: Any, alpha: Any = 1) -> Any:
-    return a + b if alpha == 1 else a + b * alpha
+    return a + b if alpha == 1 else multiply_add(xp, a, b, alpha)
 
 
 def _sub_forward(xp: Any, a: Any, b: Any, alpha: Any = 1) -> Any:
-    return a - b if alpha == 1 else a - b * alpha
+    return a - b if alpha == 1 else multiply_add(xp, a, b, -alpha)
 
 
 def _conj(x: Any) -> Any:

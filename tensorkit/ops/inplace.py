@@ -15,6 +15,7 @@ from typing import Any
 import numpy as np
 
 from .. import _state
+from .._backend.multiply_add import multiply_add
 from .._callsite import user_call_site
 from ..autograd.grad_mode import enable_grad
 from ..tensor import Tensor, wrap
@@ -204,11 +205,17 @@ def zero_(tensor: Tensor) -> Tensor:
 
 
 def _direct_add(xp: Any, target: Any, other: Any, alpha: Any = 1) -> None:
-    xp.add(target, other if alpha == 1 else other * alpha, out=target)
+    if alpha == 1:
+        xp.add(target, other, out=target)
+    else:
+        multiply_add(xp, target, other, alpha, inplace=True)
 
 
 def _direct_sub(xp: Any, target: Any, other: Any, alpha: Any = 1) -> None:
-    xp.subtract(target, other if alpha == 1 else other * alpha, out=target)
+    if alpha == 1:
+        xp.subtract(target, other, out=target)
+    else:
+        multiply_add(xp, target, other, -alpha, inplace=True)
 
 
 def _direct_mul(xp: Any, target: Any, other: Any) -> None:
