@@ -9,12 +9,12 @@ float32 arrays go to BLAS ``saxpy`` (``y += alpha * x``: one pass, threaded by O
 NumPy's two operations take two and a temporary) in the OpenBLAS that NumPy's wheels ship,
 called through ctypes (which releases the GIL). Its vector kernels fuse, but the scalar loop
 some of them run over the last elements (those of the Haswell core type) does not, so saxpy
-gets the largest multiple of :data:`BLOCK` elements and the rest is computed in float64,
-where the product is exact, and rounded once (a tie of the float64 rounding could round twice:
-none in the tests' samples). A check on first use keeps saxpy only if it agrees with that
-arithmetic. Operands that broadcast or are not C-ordered are copied into that form first.
-Other dtypes (float64, float16, complex, integers), CuPy arrays, and a NumPy built on another
-BLAS keep NumPy's two roundings.
+gets the largest multiple of :data:`BLOCK` elements (of arrays of :data:`SMALL` or more) and
+the rest is computed in float64, where the product is exact, and rounded once (a tie of the
+float64 rounding could round twice: none in the tests' samples). A check on first use keeps
+saxpy only if it agrees with that arithmetic. Operands that broadcast or are not C-ordered are
+copied into that form first. Other dtypes (float64, float16, complex, integers), CuPy arrays
+and a NumPy built on another BLAS keep NumPy's two roundings.
 """
 
 from __future__ import annotations
@@ -29,6 +29,7 @@ import numpy as np
 __all__ = ["multiply_add"]
 
 BLOCK = 64  # a multiple of every OpenBLAS saxpy kernel's vector step
+SMALL = 4096  # fewer elements are all computed in float64: ctypes' own cost is about as large
 _saxpy: Any = False  # the checked saxpy function, None without one; False until looked up
 
 
@@ -66,7 +67,7 @@ def multiply_add(xp: Any, a: Any, b: Any, alpha: Any, inplace: bool = False) -> 
 
 def _fused_into(y: Any, x: Any, alpha: float) -> None:
     """``y += alpha * x`` rounded once, on flat C-ordered float32 arrays."""
-    body = y.size - y.size % BLOCK
+    body = y.size - y.size % BLOCK if y.size >= SMALL else 0
     if body:
         _saxpy(body, alpha, x.ctypes.data, 1, y.ctypes.data, 1)
     if body < y.size:
@@ -93,7 +94,7 @@ def _saxpy_function() -> Any:
 def _rounds_once() -> bool:
     """Whether saxpy with the float64 tail gives the single rounding on a sample."""
     rng = np.random.default_rng(0)
-    x, y = (rng.standard_normal(5 * BLOCK + 7).astype(np.float32) for _ in range(2))
+    x, y = (rng.standard_normal(SMALL + 5 * BLOCK + 7).astype(np.float32) for _ in range(2))
     alpha = float(np.float32(3.7))
     expected = (y.astype(np.float64) + x.astype(np.float64) * alpha).astype(np.float32)
     _fused_into(y, x, alpha)
