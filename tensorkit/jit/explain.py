@@ -101,8 +101,15 @@ def _guard_lines(graph: Graph, module: Any) -> list[str]:
             )
     if module is not None:
         lines.append(f"{type(module).__name__}'s training flags and parameter identities")
+    return lines + value_guard_lines(graph)
+
+
+def value_guard_lines(graph: Graph) -> list[str]:
+    """One line per guard node: the value read, where (and in which module's forward, when
+    one read it), and the value this graph holds for it."""
+    lines = []
     for node in graph.nodes:
-        if node.kind == "guard":  # the module whose forward read it, when one did
+        if node.kind == "guard":
             inside = f" in {node.module}" if node.module else ""
             lines.append(
                 f"Tensor.{node.op}{inside} at {node.site or 'an unknown site'} == "

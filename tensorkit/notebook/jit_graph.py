@@ -15,6 +15,7 @@ from __future__ import annotations
 from typing import Any
 
 from ..jit import CompiledFunction, ExplainOutput, Graph, TracedFunction
+from ..jit.explain import value_guard_lines
 from ..jit.ir import INPUT, Node, Ref, Value
 from ..jit.trace import _is_module, _name_of
 from .graph_model import COLLAPSE_ABOVE, _common_path
@@ -136,13 +137,16 @@ def _compiled_entry(compiled: CompiledFunction) -> tuple[Graph, Any, str, list[s
     entry = compiled.latest()
     number = entries.index(entry)
     title = f"tk.compile of {name}: guard set {number + 1} of {len(entries)}"
-    guards = _entry_guards(entry.guards, compiled.module)
-    return entry.compiled.graph, compiled.module, title, guards, breaks
+    graph = entry.compiled.graph
+    guards = _entry_guards(entry.guards, compiled.module) + value_guard_lines(graph)
+    return graph, compiled.module, title, guards, breaks
 
 
 def _input_guards(graph: Graph) -> list[str]:
-    """What a traced function checks of each call: its inputs' shapes, dtypes, devices."""
-    return [f"{p.name}: {_value_text(p.value)}" for p in graph.placeholders if p.kind == INPUT]
+    """What a traced function checks of each call: its inputs' shapes, dtypes, devices, and
+    each value its graph guards on."""
+    inputs = [f"{p.name}: {_value_text(p.value)}" for p in graph.placeholders if p.kind == INPUT]
+    return inputs + value_guard_lines(graph)
 
 
 def _entry_guards(guards: tuple, module: Any) -> list[str]:

@@ -262,6 +262,24 @@ def test_guards_of_other_arguments_in_words() -> None:
     ]
 
 
+def test_a_compiled_guard_set_lists_the_values_its_graph_guards_on() -> None:
+    """The panel's guards name each guarded read, as tk.jit.explain's text does."""
+
+    @tk.compile
+    def clipped(x):
+        if bool((x > 1).any()):
+            return x.clamp(max=1)
+        return x * 2
+
+    x = tk.tensor([0.5, 2.0])
+    clipped(x)
+    clipped(x)
+    line = clipped.fn.__code__.co_firstlineno + 2
+    guards = build_jit_graph(clipped)["jit"]["guards"]
+    assert guards[-1] == f"Tensor.__bool__() at tests/notebook/test_jit_graph.py:{line} == True"
+    assert guards[0] == "grad mode on"
+
+
 def test_other_objects_are_refused_by_name() -> None:
     with pytest.raises(
         TypeError,
