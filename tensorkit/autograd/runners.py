@@ -145,18 +145,14 @@ class PlainRunner:
         grads_out = rule(node, space, saved, *buffer)
         if type(grads_out) is not tuple:
             grads_out = (grads_out,)
-        for i, (g, meta) in enumerate(zip(grads_out, node.input_meta, strict=True)):
-            if g is None:
-                continue
-            if meta is None or (g.dtype is not meta[1] and g.dtype != meta[1]):
-                grads_out = _validated(node, grads_out)
+        for g, meta in zip(grads_out, node.input_meta, strict=True):
+            if g is not None and (
+                meta is None
+                or g.shape != meta[0]
+                or (g.dtype is not meta[1] and g.dtype != meta[1])
+            ):
+                grads_out = _fitted(node, grads_out)
                 break
-            if g.shape != meta[0]:
-                summed = _summed_to(g, meta[0])
-                if summed is None:
-                    grads_out = _validated(node, grads_out)
-                    break
-                grads_out = grads_out[:i] + (summed,) + grads_out[i + 1 :]
         if not self.retain_graph and (
             node._saved_inputs is not None or node._saved_outputs is not None
         ):
@@ -230,6 +226,23 @@ def _summed_to(g: Any, shape: tuple) -> Any:
     except ValueError:
         return None
     return g.sum(axis=dims, keepdims=True).reshape(shape)
+
+
+def _fitted(node: Node, grads_out: tuple) -> tuple:
+    """Gradient arrays made to fit their inputs: one that broadcasting widened summed back on
+    the arrays (``_summed_to``), anything else as ``validate`` fixes it (``_validated``)."""
+    fitted = list(grads_out)
+    for i, (g, meta) in enumerate(zip(grads_out, node.input_meta, strict=True)):
+        if g is None:
+            continue
+        if meta is None or g.dtype != meta[1]:
+            return _validated(node, grads_out)
+        if g.shape != meta[0]:
+            summed = _summed_to(g, meta[0])
+            if summed is None:
+                return _validated(node, grads_out)
+            fitted[i] = summed
+    return tuple(fitted)
 
 
 def _validated(node: Node, grads_out: tuple) -> tuple:
