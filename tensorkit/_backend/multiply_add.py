@@ -12,9 +12,10 @@ some of them run over the last elements (those of the Haswell core type) does no
 gets the largest multiple of :data:`BLOCK` elements (of arrays of :data:`SMALL` or more) and
 the rest is computed in float64, where the product is exact, and rounded once (a tie of the
 float64 rounding could round twice: none in the tests' samples). A check on first use keeps
-saxpy only if it agrees with that arithmetic. Operands that broadcast or are not C-ordered are
-copied into that form first. Other dtypes (float64, float16, complex, integers), CuPy arrays
-and a NumPy built on another BLAS keep NumPy's two roundings.
+saxpy only if it agrees with that arithmetic; without it (a NumPy built on another BLAS)
+float32 is all computed in float64, with the same values. Operands that broadcast or are not
+C-ordered are copied into that form first. Other dtypes (float64, float16, complex, integers)
+and CuPy arrays keep NumPy's two roundings.
 """
 
 from __future__ import annotations
@@ -37,12 +38,7 @@ def multiply_add(xp: Any, a: Any, b: Any, alpha: Any, inplace: bool = False) -> 
     """``a + alpha * b`` rounded once where the dtype allows it (see the module docstring);
     written into ``a`` with ``inplace`` (``b`` broadcasts to its shape)."""
     dtype = getattr(a, "dtype", None)
-    if (
-        xp is not np
-        or dtype != np.float32
-        or getattr(b, "dtype", None) != dtype
-        or _saxpy_function() is None
-    ):
+    if xp is not np or dtype != np.float32 or getattr(b, "dtype", None) != dtype:
         return _two_roundings(xp, a, b, alpha, inplace)
     shape = a.shape if inplace else np.broadcast_shapes(a.shape, b.shape)
     if inplace and a.flags.c_contiguous:
@@ -58,18 +54,20 @@ def multiply_add(xp: Any, a: Any, b: Any, alpha: Any, inplace: bool = False) -> 
         and (b is target or not np.may_share_memory(b, target))
     ):
         source = np.array(np.broadcast_to(b, shape), order="C")
-    _fused_into(target.reshape(-1), source.reshape(-1), float(np.float32(alpha)))
+    alpha = float(np.float32(alpha))
+    _fused_into(target.reshape(-1), source.reshape(-1), alpha, _saxpy_function())
     if inplace and target is not a:
         np.copyto(a, target)
         return a
     return target
 
 
-def _fused_into(y: Any, x: Any, alpha: float) -> None:
-    """``y += alpha * x`` rounded once, on flat C-ordered float32 arrays."""
-    body = y.size - y.size % BLOCK if y.size >= SMALL else 0
+def _fused_into(y: Any, x: Any, alpha: float, saxpy: Any) -> None:
+    """``y += alpha * x`` rounded once, on flat C-ordered float32 arrays (``saxpy`` None:
+    all in float64)."""
+    body = y.size - y.size % BLOCK if saxpy is not None and y.size >= SMALL else 0
     if body:
-        _saxpy(body, alpha, x.ctypes.data, 1, y.ctypes.data, 1)
+        saxpy(body, alpha, x.ctypes.data, 1, y.ctypes.data, 1)
     if body < y.size:
         tail = slice(body, None)
         wide = y[tail].astype(np.float64) + x[tail].astype(np.float64) * alpha
@@ -83,21 +81,21 @@ def _two_roundings(xp: Any, a: Any, b: Any, alpha: Any, inplace: bool) -> Any:
 
 
 def _saxpy_function() -> Any:
+    """saxpy, looked up and checked once; None without a library or where it rounds twice."""
     global _saxpy
     if _saxpy is False:
-        _saxpy = _load_saxpy()
-        if _saxpy is not None and not _rounds_once():
-            _saxpy = None
+        found = _load_saxpy()
+        _saxpy = found if found is not None and _rounds_once(found) else None
     return _saxpy
 
 
-def _rounds_once() -> bool:
-    """Whether saxpy with the float64 tail gives the single rounding on a sample."""
+def _rounds_once(saxpy: Any) -> bool:
+    """Whether ``saxpy`` with the float64 tail gives the single rounding on a sample."""
     rng = np.random.default_rng(0)
     x, y = (rng.standard_normal(SMALL + 5 * BLOCK + 7).astype(np.float32) for _ in range(2))
     alpha = float(np.float32(3.7))
     expected = (y.astype(np.float64) + x.astype(np.float64) * alpha).astype(np.float32)
-    _fused_into(y, x, alpha)
+    _fused_into(y, x, alpha, saxpy)
     return bool(np.array_equal(y, expected))
 
 
