@@ -295,6 +295,8 @@ def test_a_compiled_graphs_guard_box_survives_a_save_and_reopen(
     assert nb.errors() == []
     live = nb.page.locator(".jp-OutputArea-output .tk-graph-widget")
     expect(live.locator("svg g.tk-node.tk-guard")).to_have_count(1)
+    guard_line = re.compile(r"Tensor\.__bool__\(\) at cell \[\d+\], line 5 == True")
+    expect(live.locator(".tk-jit-guards li").last).to_contain_text(guard_line)
     nb.page.locator(".jp-Notebook").first.click()
     nb.page.keyboard.press("Control+s")
     path = lab.root / name
@@ -310,4 +312,5 @@ def test_a_compiled_graphs_guard_box_survives_a_save_and_reopen(
     expect(recorded).to_have_count(1)
     expect(recorded.locator("svg g.tk-node.tk-guard")).to_have_count(1)
     expect(recorded.locator(".tk-jit-breaks li")).to_contain_text("guarded on True")
+    expect(recorded.locator(".tk-jit-guards li").last).to_contain_text(guard_line)
     again.screenshot("guard-reopened", recorded)
