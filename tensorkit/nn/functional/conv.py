@@ -24,6 +24,7 @@ import math
 from collections.abc import Sequence
 from typing import Any
 
+from ..._backend import col2im as host_col2im
 from ..._backend.threads import ascontiguousarray, parallel_parts
 from ..._ranges import composite
 from ...ops._apply import COMMON, OpDef, apply
@@ -137,6 +138,8 @@ def _col2im_forward(
     dilation: tuple,
     batch_first: bool,
 ) -> Any:
+    if host_col2im.usable(xp, cols):
+        return host_col2im.col2im(cols, size, kernel, stride, padding, dilation, batch_first)
     d = len(kernel)
     out = cols.shape[2 + d :]
     lead = cols.shape[:2] if batch_first else (cols.shape[0], cols.shape[1 + d])
