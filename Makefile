@@ -11,11 +11,15 @@ LAB ?= 1
 LAB_PORT ?= 8888
 TOUR := notebooks/01_tour.ipynb
 TEST_EXTRAS ?= test,docs,distributed
+PURE_PYTHON_TESTS ?= tests/test_engine_paths.py tests/test_autograd.py \
+  tests/test_autograd_parity.py tests/test_tape.py tests/test_hot_path.py \
+  tests/test_fused_rules.py tests/test_tensor.py tests/test_profiler_backward.py \
+  tests/test_compiled_core.py tests/test_ops.py
 LAB_ARGS ?= $(if $(filter 0,$(shell id -u)),--allow-root)
 
 .PHONY: run test docs lab charlm sine clean
 
-$(VENV)/.base: pyproject.toml
+$(VENV)/.base: pyproject.toml hatch_build.py
 	$(PYTHON) -m venv $(VENV)
 	$(PY) -m pip install -q --upgrade pip
 	$(PY) -m pip install -q -e '.[examples,notebook]'
@@ -48,6 +52,8 @@ test: $(VENV)/.test
 	$(PY) -m ruff check .
 	$(PY) -m ruff format --check .
 	$(PY) -m pytest $(PYTEST_ARGS)
+	@# the engine as the pure-Python source too, as it runs without a build (PYTHONPATH=.)
+	TENSORKIT_PURE_PYTHON=1 $(PY) -m pytest $(PYTEST_ARGS) -q $(PURE_PYTHON_TESTS)
 	@if command -v node >/dev/null; then node --test widgets/test/*.test.mjs; \
 	else echo "node is not installed: widget JS tests not run"; fi
 	$(MAKE) docs

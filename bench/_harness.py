@@ -294,3 +294,14 @@ def print_report(
     if json_path:
         Path(json_path).write_text(json.dumps(payload, indent=1))
     return 1 if errors else 0
+
+
+def core_build(name: str) -> str | None:
+    """For tensorkit (already imported by the caller): whether its core runs compiled
+    (hatch_build.py) or as pure Python; None for other libraries."""
+    if name != "tensorkit":
+        return None
+    from tensorkit import _compiled
+
+    modules = _compiled.compiled_modules()
+    return f"compiled with Cython ({len(modules)} modules)" if modules else "pure Python"

@@ -34,6 +34,7 @@ import numpy as np
 from _harness import (
     Row,
     blas_info,
+    core_build,
     describe_pools,
     machine_info,
     median,
@@ -393,6 +394,7 @@ def profile_text(fn: Callable[[], object], calls: int, top: int = 18) -> str:
 def library_facts(lib: Any, name: str) -> dict[str, Any]:
     """Version, and for torch its threads, CPU capability and built-in BLAS."""
     facts: dict[str, Any] = {"version": lib.__version__, "numpy": np.__version__}
+    facts["core"] = core_build(name)
     if name == "torch":
         facts["threads"] = lib.get_num_threads()
         facts["cpu_capability"] = lib.backends.cpu.get_cpu_capability()
@@ -714,6 +716,8 @@ def report_lines(s: Settings, machine: dict[str, Any], results: dict[str, Any]) 
         pools = describe_pools(res.get("blas", []))
         lines.append(f"BLAS in {name} child: " + ("; ".join(pools) or "none loaded"))
         lib = res.get("library", {})
+        if lib.get("core"):
+            lines.append(f"  tensorkit's core: {lib['core']}")
         if name == "torch" and lib:
             lines.append(
                 f"  torch's own BLAS: {lib['blas']} (linked in, not visible to threadpoolctl), "

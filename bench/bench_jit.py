@@ -33,7 +33,7 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
-from _harness import format_grid, machine_info, median, run_child, time_calls
+from _harness import core_build, format_grid, machine_info, median, run_child, time_calls
 from bench_core import CHAIN_OPS, MLP_SIZES, chain, chain_arrays, mlp_arrays, numpy_mlp_step_fn
 from bench_nn import CNN_BATCH, TF_BATCH, TF_DMODEL, TF_FF, TF_HEADS, TF_SEQ, init_from_numpy
 
@@ -284,6 +284,7 @@ def child_main(name: str, group: str, s: Settings, seed: int, profile: bool) -> 
     lib = load(name)
     out: dict[str, Any] = {"library": {"version": lib.__version__}, "errors": {}}
     out["threads"] = lib.get_num_threads()
+    out["core"] = core_build(name)
     jobs = step_jobs(lib, name, s, seed) if group == "steps" else gelu_jobs(lib, s, seed)
     for job, run in jobs.items():
         try:
@@ -479,6 +480,7 @@ def parent_main(args: argparse.Namespace) -> int:
         f"{s.rounds} alternating rounds per library, median of the round medians",
         f"intra-op threads at each library's default: tensorkit {tk.get('threads')}, "
         f"torch {th.get('threads')}",
+        f"tensorkit's core: {tk.get('core')}",
     ]
     if "compile_s" in tk:
         lines.append(

@@ -34,6 +34,7 @@ import numpy as np
 from _harness import (
     Row,
     blas_info,
+    core_build,
     describe_pools,
     machine_info,
     median,
@@ -318,6 +319,7 @@ def child_main(name: str, s: Settings, seed: int, profile: bool) -> None:
     lib = load(name)
     out: dict[str, Any] = {"library": {"version": lib.__version__}, "errors": {}}
     out["library"]["threads"] = lib.get_num_threads()
+    out["library"]["core"] = core_build(name)
     traced = name == "tensorkit"  # tracemalloc sees NumPy's allocations, not torch's
     jobs = {
         "mlp": bench_step(
@@ -448,6 +450,8 @@ def report_lines(s: Settings, machine: dict[str, Any], results: dict[str, Any]) 
         lines.append(f"BLAS in {name} child: " + ("; ".join(pools) or "none loaded"))
         if "threads" in res.get("library", {}):
             lines.append(f"  {name} intra-op threads: {res['library']['threads']}")
+        if res.get("library", {}).get("core"):
+            lines.append(f"  tensorkit's core: {res['library']['core']}")
     mlp_total = s.mlp_steps + max(s.mlp_warmup, 1) + 1
     cnn_total = s.cnn_steps + max(s.cnn_warmup, 1) + 1
     tf_total = s.tf_steps + max(s.tf_warmup, 1) + 1

@@ -9,6 +9,10 @@ tensor([2., 4., 6.])
 
 import warnings as _warnings
 
+from . import _compiled
+
+_compiled.install()  # before the compiled modules load: stale ones run from source
+
 from . import _state, autograd, cuda, serialization
 from ._backend import device
 from ._backend.host_allocator import keep_large_buffers as _keep_large_buffers
