@@ -40,12 +40,12 @@ def _module_name(path: str) -> str:
 
 
 def _remove_builds(root: Path) -> None:
-    """Delete compiled modules and the manifest of an earlier build (a pure build must not
-    leave them to shadow the sources)."""
+    """Delete the manifest and every compiled twin of a module source (``x.*.so`` beside
+    ``x.py``) an earlier build left, whatever :data:`COMPILED` was then: none may shadow its
+    source unchecked."""
     (root / MANIFEST).unlink(missing_ok=True)
-    for path in COMPILED:
-        source = root / path
-        for library in source.parent.glob(source.stem + ".*.so"):
+    for library in (root / "tensorkit").rglob("*.so"):
+        if library.with_name(library.name.split(".")[0] + ".py").exists():
             library.unlink()
 
 

@@ -113,3 +113,18 @@ def test_the_build_hook_and_the_manifest_name_the_same_modules():
     if manifest.exists():
         names = set(json.loads(manifest.read_text())["modules"])
         assert names == {path.removesuffix(".py").replace("/", ".") for path in paths}
+
+
+def test_a_new_build_removes_every_compiled_twin_an_earlier_one_left(tmp_path, monkeypatch):
+    pytest.importorskip("hatchling")
+    monkeypatch.syspath_prepend(str(ROOT))
+    import hatch_build  # type: ignore[import-not-found]
+
+    package = tmp_path / "tensorkit" / "ops"
+    package.mkdir(parents=True)
+    for name in ("binary.py", "binary.cpython-311-x86_64-linux-gnu.so", "_cffi_thing.abi3.so"):
+        (package / name).write_text("")
+    (tmp_path / hatch_build.MANIFEST).write_text("{}")
+    hatch_build._remove_builds(tmp_path)
+    assert sorted(p.name for p in package.iterdir()) == ["_cffi_thing.abi3.so", "binary.py"]
+    assert not (tmp_path / hatch_build.MANIFEST).exists()
