@@ -7,6 +7,7 @@ import re
 from pathlib import Path
 
 import pytest
+from notebook_kernel import notebook_client
 
 nbformat = pytest.importorskip("nbformat", reason="nbformat is not installed")
 nbclient = pytest.importorskip("nbclient", reason="nbclient is not installed")
@@ -26,12 +27,7 @@ NAMES = [
 
 def _execute(name: str):
     nb = nbformat.read(NOTEBOOKS / name, as_version=4)
-    client = nbclient.NotebookClient(
-        nb,
-        timeout=120,
-        kernel_name="python3",
-        resources={"metadata": {"path": str(NOTEBOOKS)}},
-    )
+    client = notebook_client(nb, resources={"metadata": {"path": str(NOTEBOOKS)}})
     client.execute()
     return nb
 

@@ -17,6 +17,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from notebook_kernel import notebook_client
 
 pytestmark = [pytest.mark.browser, pytest.mark.xdist_group("browser")]
 
@@ -179,13 +180,12 @@ with tk.profiler.profile() as prof, tk.autograd.Tape() as tape:
 
 def _executed(path: Path, *, widget_state: bool) -> Any:
     """NBCONVERT_CELLS run by nbclient and saved at ``path``, with or without widget state."""
-    import nbclient
     import nbformat
 
     nb = nbformat.v4.new_notebook()
     nb.metadata["kernelspec"] = {"name": "python3", "display_name": "Python 3"}
     nb.cells = [nbformat.v4.new_code_cell(code.strip()) for code in NBCONVERT_CELLS]
-    client = nbclient.NotebookClient(nb, timeout=120, kernel_name="python3")
+    client = notebook_client(nb)
     client.store_widget_state = widget_state
     client.execute()
     nbformat.write(nb, path)

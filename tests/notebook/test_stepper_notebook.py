@@ -8,6 +8,7 @@ import re
 from pathlib import Path
 
 import pytest
+from notebook_kernel import notebook_client
 
 nbformat = pytest.importorskip("nbformat", reason="nbformat is not installed")
 nbclient = pytest.importorskip("nbclient", reason="nbclient is not installed")
@@ -59,12 +60,7 @@ def _solution(nb) -> str:
 
 
 def _execute(nb) -> None:
-    client = nbclient.NotebookClient(
-        nb,
-        timeout=120,
-        kernel_name="python3",
-        resources={"metadata": {"path": str(NOTEBOOK.parent)}},
-    )
+    client = notebook_client(nb, resources={"metadata": {"path": str(NOTEBOOK.parent)}})
     client.execute()
 
 

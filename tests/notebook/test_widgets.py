@@ -11,6 +11,7 @@ from pathlib import Path
 
 import pytest
 import traitlets
+from notebook_kernel import notebook_client
 
 import tensorkit as tk
 from tensorkit.notebook import BackwardStepper, build_graph
@@ -143,7 +144,7 @@ NOTEBOOK_CELLS = [
 
 def test_nbclient_saves_widget_state(tmp_path: Path) -> None:
     nbformat = pytest.importorskip("nbformat")
-    nbclient = pytest.importorskip("nbclient")
+    pytest.importorskip("nbclient")
     pytest.importorskip("ipykernel")
     from jupyter_client.kernelspec import KernelSpecManager, NoSuchKernel
 
@@ -158,9 +159,7 @@ def test_nbclient_saves_widget_state(tmp_path: Path) -> None:
         "language": "python",
     }
     nb.cells = [nbformat.v4.new_code_cell(source) for source in NOTEBOOK_CELLS]
-    client = nbclient.NotebookClient(
-        nb, timeout=120, kernel_name="python3", resources={"metadata": {"path": str(ROOT)}}
-    )
+    client = notebook_client(nb, resources={"metadata": {"path": str(ROOT)}})
     client.execute()
     state = nb.metadata["widgets"]["application/vnd.jupyter.widget-state+json"]["state"]
     models = []
