@@ -19,13 +19,17 @@ from typing import Any
 
 from hatchling.builders.hooks.plugin.interface import BuildHookInterface
 
-# The engine, the dispatch of every op, and the Tensor: where eager mode spends its Python.
+# The engine, the dispatch of every op, the elementwise ops and the Tensor: where eager mode
+# spends its Python.
 COMPILED = (
     "tensorkit/autograd/engine.py",
     "tensorkit/autograd/runners.py",
     "tensorkit/autograd/node_work.py",
     "tensorkit/autograd/graph.py",
     "tensorkit/ops/_apply.py",
+    "tensorkit/ops/_rule_space.py",
+    "tensorkit/ops/binary.py",
+    "tensorkit/ops/unary.py",
     "tensorkit/tensor.py",
     "tensorkit/_state.py",
 )
