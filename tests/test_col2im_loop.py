@@ -12,6 +12,7 @@ import pytest
 
 import tensorkit as tk
 from tensorkit._backend import col2im as module
+from tensorkit._backend.threads import splits
 from tensorkit.nn.functional import conv
 
 pytest.importorskip("numba")
@@ -69,12 +70,14 @@ def test_loop_sums_equal_the_numpy_form(case, dtype):
 def test_a_non_contiguous_input_and_threads_give_the_same_sums():
     rng = np.random.default_rng(1)
     cols, attrs = _columns(rng, 2, 1, 1, (1, 1), False, np.float32)
-    big = np.repeat(cols, 40, axis=0)  # 120 channels: enough work to split over threads
+    big = np.repeat(cols, 160, axis=0)  # 480 channels: enough work to split over threads
     transposed = np.ascontiguousarray(big.swapaxes(0, 3)).swapaxes(0, 3)
+    assert not transposed.flags.c_contiguous
     reference = _numpy_form(big, attrs)
     before = tk.get_num_threads()
     tk.set_num_threads(2)
     try:
+        assert splits(big.shape[0], big.size, big)  # the loop runs in two parts
         np.testing.assert_array_equal(conv._col2im_forward(np, transposed, **attrs), reference)
     finally:
         tk.set_num_threads(before)
