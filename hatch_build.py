@@ -12,7 +12,6 @@ from __future__ import annotations
 import hashlib
 import json
 import os
-import sys
 import warnings
 from pathlib import Path
 from typing import Any
@@ -96,7 +95,6 @@ class CustomBuildHook(BuildHookInterface):
                 "installing it as pure Python",
                 stacklevel=1,
             )
-            print(f"tensorkit build: pure Python ({error})", file=sys.stderr)
             return
         finally:
             os.chdir(here)
