@@ -75,6 +75,7 @@ class ScalarForm:
     python: Callable[[Operands], str]
     c: Callable[[Operands], str]
     accepts: Callable[[Node], bool] = lambda node: True
+    takes_none: bool = False  # a number argument may be None (clamp's missing bound)
 
 
 def _unary(py: str, c: str | None = None) -> ScalarForm:
@@ -198,7 +199,11 @@ SCALAR_FORMS: dict[str, ScalarForm] = {
     "maximum": _binary("_maximum({a}, {b})"),
     "minimum": _binary("_minimum({a}, {b})"),
     "clamp": ScalarForm(
-        3, _clamp, _clamp, lambda node: all(a is None or _is_number(a) for a in node.args[1:])
+        3,
+        _clamp,
+        _clamp,
+        lambda node: all(a is None or _is_number(a) for a in node.args[1:]),
+        takes_none=True,
     ),
     "threshold_backward": ScalarForm(
         2,
@@ -286,7 +291,11 @@ def fusible(node: Node, dtypes: dict[int, str]) -> bool:
     for arg in node.args:
         if type(arg) is Ref and dtypes[arg.id] != dtype:
             return False
-        if type(arg) is not Ref and arg is not None and not _is_number(arg):
+        if (
+            type(arg) is not Ref
+            and not _is_number(arg)
+            and (arg is not None or not form.takes_none)
+        ):
             return False
     for key, value in node.attrs.items():
         if key == "condition":

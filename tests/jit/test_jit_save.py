@@ -717,6 +717,18 @@ def test_random_edits_raise_load_error_or_load() -> None:
     assert outcomes["refused"] > 200, dict(outcomes)
 
 
+def test_a_fused_step_with_a_missing_operand_is_refused_naming_it() -> None:
+    """A member's operand edited to null (only clamp's bounds may be missing) is refused, not
+    rendered into a kernel."""
+
+    def edit(doc: dict, obj: dict) -> None:
+        fused = next(node for node in doc["nodes"] if node["kind"] == "fused")
+        fused["members"][0]["args"][1] = None
+
+    with pytest.raises(jit.LoadError, match=r"edited\.tkjit: .*members\[0\]\.op: 'add' here "):
+        jit.load(_edited(edit))
+
+
 def _paths(obj: Any, prefix: str = "") -> Any:
     """Every dotted path into a JSON document (as ``_set`` takes them)."""
     items = (
