@@ -302,7 +302,7 @@ def test_a_fresh_weight_gradient_is_still_stored_without_a_copy(monkeypatch):
 def _reference_order(root_node) -> list:
     """The engine's order, worked out independently: of the nodes whose every consumer has
     run, the most recently created (highest ``seq``) runs next; leaves' accumulators (``seq``
-    infinite) first, among themselves by ``id``, the ready queue's tie-break."""
+    infinite) first, among themselves in the order they became ready, the queue's tie-break."""
     consumers: dict = {}
     stack, seen = [root_node], set()
     while stack:
@@ -316,8 +316,9 @@ def _reference_order(root_node) -> list:
                 stack.append(child)
     done: set = set()
     ready, order = [root_node], []
+    ticket = {id(root_node): 0}  # when each node became ready
     while ready:
-        ready.sort(key=lambda n: (n.seq, -id(n)))
+        ready.sort(key=lambda n: (n.seq, -ticket[id(n)]))
         node = ready.pop()
         order.append(node)
         done.add(id(node))
@@ -325,6 +326,7 @@ def _reference_order(root_node) -> list:
             if child is None or child in ready:
                 continue
             if all(id(c) in done for c in consumers[id(child)]):
+                ticket[id(child)] = len(ticket)
                 ready.append(child)
     return order
 
@@ -336,3 +338,20 @@ def test_nodes_run_in_dependency_then_creation_order(graph):
     expected = _reference_order(loss.grad_fn)
     steps = list(tk.autograd.backward_steps(loss))
     assert [s.node for s in steps] == expected
+
+
+@pytest.mark.parametrize(
+    "run",
+    [lambda loss: loss.backward(), _run_with_tape, _run_create_graph, _run_stepper],
+    ids=["backward", "tape", "create_graph", "stepper"],
+)
+def test_leaves_one_node_makes_ready_accumulate_in_its_edges_order(run):
+    """Ties among ready nodes (every AccumulateGrad) break by when they became ready, never
+    by memory address: hooks, and DDP's buckets, see one order on every run."""
+    for _ in range(10):
+        leaves = _leaves(0, [(2,)] * 8)
+        order: list[int] = []
+        for i, leaf in enumerate(leaves):
+            leaf.register_post_accumulate_grad_hook(lambda _, i=i, order=order: order.append(i))
+        run((tk.cat(leaves) * 2).sum())
+        assert order == list(range(8))

@@ -15,24 +15,24 @@ from tensorkit._numbers import bytes_text
 from tensorkit.autograd import Tape
 
 FORWARD = [
-    "permute", "matmul", "add", "relu", "permute", "matmul", "add",
+    "linear", "relu", "linear",
     "expand", "expand", "sub", "mul", "mean",
 ]  # fmt: skip
 # With backward_ops=True: (backward op, the forward op whose gradient rule ran it); None: a
-# leaf's accumulation. A weight used as weight.T (column-major) gets its gradient as
-# (g^T @ x)^T, in its own layout. (By default backward is one record per node:
-# test_profiler_backward.)
+# leaf's accumulation. A linear layer with a bias is one op (PyTorch's addmm, arguments
+# (bias, input, weight)): its rule gives the input's gradient (g @ weight), the weight's in
+# its own layout (g^T @ input, a fresh array that becomes .grad without a copy), and g for
+# the bias, which the engine sums to the bias's shape (sum, view) and copies as a view's
+# output (clone). (By default backward is one record per node: test_profiler_backward.)
 BACKWARD = [
     ("view", "mean"), ("expand", "mean"), ("div", "mean"),
     ("mul", "mul"), ("mul", "mul"), ("add", "mul"),
-    ("sum", "add"), ("view", "add"), ("clone", None),
-    ("permute", "matmul"), ("matmul", "matmul"),
-    ("permute", "matmul"), ("matmul", "matmul"), ("permute", "matmul"),
-    ("permute", "permute"), ("clone", None),
+    ("matmul", "linear"),
+    ("permute", "linear"), ("matmul", "linear"),
+    ("sum", "linear"), ("view", "linear"), ("clone", None),
     ("threshold_backward", "relu"),
-    ("sum", "add"), ("view", "add"), ("clone", None),
-    ("permute", "matmul"), ("matmul", "matmul"), ("permute", "matmul"),  # weight only
-    ("permute", "permute"), ("clone", None),
+    ("permute", "linear"), ("matmul", "linear"),  # weight and bias only
+    ("sum", "linear"), ("view", "linear"), ("clone", None),
 ]  # fmt: skip
 
 
@@ -73,7 +73,7 @@ def test_forward_ops_and_phases(prof: profiler.profile) -> None:
     events = prof.events()
     forward = [e["name"] for e in events if e["phase"] == "forward"]
     assert forward == FORWARD
-    assert [e["phase"] for e in events] == ["forward"] * 12 + ["backward"] * len(BACKWARD)
+    assert [e["phase"] for e in events] == ["forward"] * 8 + ["backward"] * len(BACKWARD)
     assert [e["index"] for e in events] == list(range(len(events)))
 
 
@@ -90,13 +90,13 @@ def test_backward_ops_link_to_their_forward_op(prof: profiler.profile) -> None:
 
 def test_shapes_modules_call_sites(prof: profiler.profile) -> None:
     events = prof.events()
-    first_matmul = events[1]
-    assert first_matmul["input_shapes"] == [[3, 4], [4, 8]]
-    assert first_matmul["output_shapes"] == [[3, 8]]
-    assert first_matmul["input_dtypes"] == ["float32", "float32"]
-    assert first_matmul["device"] == "cpu"
+    first_linear = events[0]  # (bias, input, weight), as PyTorch's addmm
+    assert first_linear["input_shapes"] == [[8], [3, 4], [8, 4]]
+    assert first_linear["output_shapes"] == [[3, 8]]
+    assert first_linear["input_dtypes"] == ["float32", "float32", "float32"]
+    assert first_linear["device"] == "cpu"
     modules = [e["module_path"] for e in events[: len(FORWARD)]]
-    assert modules == ["Sequential.0"] * 3 + ["Sequential.1"] + ["Sequential.2"] * 3 + [""] * 5
+    assert modules == ["Sequential.0", "Sequential.1", "Sequential.2"] + [""] * 5
     assert all(e["call_site"].startswith(__file__ + ":") for e in events)
     assert all(e["end_ns"] >= e["start_ns"] for e in events)
     json.dumps(events)
@@ -138,9 +138,10 @@ def test_record_function_and_optimizer_phase(tmp_path: Any) -> None:
 
 def test_key_averages_table(prof: profiler.profile) -> None:
     rows = prof.key_averages()
-    by_key = {(r.name, r.phase): r for r in rows}
-    assert by_key[("matmul", "forward")].count == 2
-    assert by_key[("matmul", "backward")].count == 3
+    by_key = {(r.name, r.phase): r for r in rows if not r.is_range}  # "linear" names a range too
+    assert by_key[("linear", "forward")].count == 2  # the op; F.linear's range is its own row
+    assert ("matmul", "forward") not in by_key  # a linear layer's product is inside its op
+    assert by_key[("matmul", "backward")].count == 3  # two weights' gradients, one input's
     assert by_key[("relu", "forward")].cpu_memory_usage == 3 * 8 * 4
     total = sum(r.cpu_time_total for r in rows if not r.is_range)
     assert total == sum(e["duration_ns"] for e in prof.events())
@@ -150,10 +151,11 @@ def test_key_averages_table(prof: profiler.profile) -> None:
         assert header in table
     assert "CPU Mem" in table and "host wall time" in table
     matmul_line = next(line for line in table.splitlines() if line.startswith("matmul "))
-    assert matmul_line.split()[-1] in ("2", "3")
+    assert matmul_line.split()[-1] == "3"  # backward only
     assert len(rows.table(row_limit=3).splitlines()) == 3 + 6
     shaped = prof.key_averages(group_by_input_shape=True)
-    assert len([r for r in shaped if r.name == "matmul" and r.phase == "forward"]) == 2
+    linear_ops = [r for r in shaped if r.name == "linear" and r.phase == "forward"]
+    assert len([r for r in linear_ops if not r.is_range]) == 2  # one per shape signature
     with pytest.raises(ValueError):
         rows.table(sort_by="nope")
 

@@ -21,10 +21,10 @@ from tensorkit.notebook.profile_model import build_profile
 # (node, the forward op it differentiates) of small_model's step; None: a leaf's accumulation
 NODES = [
     ("MeanBackward0", "mean"), ("MulBackward0", "mul"), ("SubBackward0", "sub"),
-    ("ExpandBackward0", "expand"), ("AddBackward0", "add"), ("AccumulateGrad", None),
-    ("MmBackward0", "matmul"), ("PermuteBackward0", "permute"), ("AccumulateGrad", None),
-    ("ReluBackward0", "relu"), ("AddBackward0", "add"), ("AccumulateGrad", None),
-    ("MmBackward0", "matmul"), ("PermuteBackward0", "permute"), ("AccumulateGrad", None),
+    ("ExpandBackward0", "expand"), ("AddmmBackward0", "linear"),
+    ("AccumulateGrad", None), ("AccumulateGrad", None),  # the bias's, then the weight's
+    ("ReluBackward0", "relu"), ("AddmmBackward0", "linear"),
+    ("AccumulateGrad", None), ("AccumulateGrad", None),
 ]  # fmt: skip
 OPTIONS = {"record_shapes": True, "record_memory": True, "with_stack": True}
 
@@ -70,10 +70,13 @@ def test_one_record_per_node_linked_to_its_forward_op(node_prof: Any) -> None:
 def test_node_records_carry_shapes_and_memory(node_prof: Any) -> None:
     prof, _ = node_prof
     backward = [e for e in prof.events() if e["phase"] == "backward"]
-    mm = next(e for e in backward if e["name"] == "MmBackward0")  # the second Linear's
-    assert mm["input_shapes"] == [[3, 2]]  # the gradient flowing in
-    assert mm["output_shapes"] == [[3, 8], [8, 2]]  # one per input needing a gradient
-    assert mm["alloc_bytes"] == (3 * 8 + 8 * 2) * 4
+    addmm = next(e for e in backward if e["name"] == "AddmmBackward0")  # the second Linear's
+    assert addmm["input_shapes"] == [[3, 2]]  # the gradient flowing in
+    # one per input needing a gradient, (bias, input, weight); the weight's in its own layout
+    assert addmm["output_shapes"] == [[2], [3, 8], [2, 8]]
+    assert addmm["alloc_bytes"] == (2 + 3 * 8 + 2 * 8) * 4
+    first = [e for e in backward if e["name"] == "AddmmBackward0"][1]  # x needs no gradient
+    assert first["output_shapes"] == [[8], [8, 4]]
     leaves = [e for e in backward if e["name"] == "AccumulateGrad"]
     assert [e["output_shapes"] for e in leaves] == [[[2]], [[2, 8]], [[8]], [[8, 4]]]
     assert all(e["live_bytes"] is not None and e["peak_bytes"] >= e["live_bytes"] for e in backward)
@@ -81,11 +84,13 @@ def test_node_records_carry_shapes_and_memory(node_prof: Any) -> None:
 
 def test_totals_and_reports(node_prof: Any, tmp_path: Any) -> None:
     prof, _ = node_prof
-    rows = {(r.name, r.phase): r for r in prof.key_averages()}
+    averages = prof.key_averages()
+    rows = {(r.name, r.phase): r for r in averages if not r.is_range}  # "linear" is a range too
     assert rows[("AccumulateGrad", "backward")].count == 4
-    assert rows[("MmBackward0", "backward")].count == 2
+    assert rows[("AddmmBackward0", "backward")].count == 2
+    assert ("MmBackward0", "backward") not in rows  # both Linear layers have a bias
     assert ("mul", "backward") not in rows  # the rules' ops are inside their node's record
-    assert sum(r.cpu_time_total for r in rows.values() if not r.is_range) == sum(
+    assert sum(r.cpu_time_total for r in averages if not r.is_range) == sum(
         e["duration_ns"] for e in prof.events()
     )
     assert "AccumulateGrad" in prof.key_averages().table()

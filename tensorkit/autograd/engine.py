@@ -135,10 +135,14 @@ def _execute(
     for (node, nr), root_grad in plan.root_edges:
         sum_into(_slots(pending, node), nr, runner.carry(root_grad))
     dependencies = plan.dependencies
+    # Ready nodes run newest first; nodes of one seq (every AccumulateGrad) in the order they
+    # became ready, a ticket each, so hooks (and DDP's buckets) see one order on every run.
     ready: list = []
+    ticket = 0
     for node in {edge[0]: None for edge, _ in plan.root_edges}:
         if dependencies[node] == 0:
-            heapq.heappush(ready, (-node.seq, id(node), node))
+            ticket += 1
+            heapq.heappush(ready, (-node.seq, ticket, node))
 
     index = 0
     pop, push = heapq.heappop, heapq.heappush
@@ -148,6 +152,7 @@ def _execute(
     user_grad_mode = _state.grad_enabled
     _state.grad_enabled = create_graph
     follow = None  # the one node made ready by the last one, when nothing else is ready
+    follow_ticket = 0
     try:
         while follow is not None or ready:
             node = pop(ready)[2] if follow is None else follow
@@ -181,10 +186,11 @@ def _execute(
                     remaining = dependencies[child] - 1
                     dependencies[child] = remaining
                     if remaining == 0:
+                        ticket += 1
                         if follow is None:
-                            follow = child
+                            follow, follow_ticket = child, ticket
                         else:
-                            push(ready, (-child.seq, id(child), child))
+                            push(ready, (-child.seq, ticket, child))
             except Exception as error:
                 if getattr(error, "backward_node", None) is None:
                     error.backward_node = node  # tools (the stepper) show where it failed
@@ -193,7 +199,7 @@ def _execute(
                 if watched:
                     _state.phase, _state.backward_node = outer
             if follow is not None and ready:  # it waits its turn among the others
-                push(ready, (-follow.seq, id(follow), follow))
+                push(ready, (-follow.seq, follow_ticket, follow))
                 follow = None
             if grads_out is not None:
                 if describe:

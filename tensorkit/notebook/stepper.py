@@ -309,15 +309,17 @@ class BackwardStepper:
 
 def execution_order(roots: list[Node], nodes: list[Node]) -> list[Node]:
     """``nodes`` (all reachable from ``roots``) in the order the engine runs them: a node
-    once every node pointing to it has run, the most recently created first (ties as the
-    engine breaks them)."""
+    once every node pointing to it has run, the most recently created first (ties in the order
+    they became ready, as the engine breaks them)."""
     waiting = dict.fromkeys(nodes, 0)
     for node in nodes:
         for edge in node.edges:
             if edge is not None:
                 waiting[edge[0]] += 1
-    ready = [(-n.seq, id(n), n) for n in dict.fromkeys(roots) if waiting[n] == 0]
+    starts = list(dict.fromkeys(roots))
+    ready = [(-n.seq, i, n) for i, n in enumerate(starts) if waiting[n] == 0]
     heapq.heapify(ready)
+    ticket = len(starts)
     order = []
     while ready:
         node = heapq.heappop(ready)[2]
@@ -328,7 +330,8 @@ def execution_order(roots: list[Node], nodes: list[Node]) -> list[Node]:
             child = edge[0]
             waiting[child] -= 1
             if waiting[child] == 0:
-                heapq.heappush(ready, (-child.seq, id(child), child))
+                ticket += 1
+                heapq.heappush(ready, (-child.seq, ticket, child))
     return order
 
 

@@ -1,4 +1,4 @@
-"""Translations of matmul, softmax, layer norm and the convolution and pooling primitives.
+"""Translations of matmul, linear, softmax, layer norm and the convolution and pooling primitives.
 
 A convolution is ``im2col`` and a matmul in tensorkit (``nn/functional/conv.py``): a matmul
 of a weight's view by a view of ``im2col``'s windows is written as one ONNX ``Conv``, and the
@@ -27,6 +27,13 @@ __all__: list[str] = []
 def _matmul(b: Builder) -> str:
     conv = _as_conv(b)
     return conv if conv is not None else b.add("MatMul", [b.arg(0), b.arg(1)])
+
+
+@translates("linear")
+def _linear(b: Builder) -> str:
+    """``linear(bias, input, weight)``, ``input @ weight.T + bias``, is ONNX's ``Gemm`` with
+    ``transB``, as torch.onnx writes a linear layer."""
+    return b.add("Gemm", [b.arg(1), b.arg(2), b.arg(0)], transB=1)
 
 
 def _as_conv(b: Builder) -> str | None:

@@ -322,8 +322,12 @@ _EXPAND = OpDef("expand", lambda xp, x, shape: xp.broadcast_to(x, shape), _expan
 
 def expand(input: Tensor, *sizes: Any) -> Tensor:
     """A broadcast view with the given sizes (-1 keeps a dim); no memory is copied."""
-    target = _shape_arg(sizes)
-    shape = tuple(input.shape)
+    return apply(_EXPAND, input, shape=expanded_shape(tuple(input.shape), _shape_arg(sizes)))
+
+
+def expanded_shape(shape: tuple, target: tuple) -> tuple:
+    """The shape ``expand(target)`` gives a tensor of ``shape`` (-1 keeps a dim), or
+    PyTorch's error naming both shapes where it cannot."""
     if len(target) < len(shape):
         raise RuntimeError(
             f"expand: the number of sizes provided ({len(target)}) must be greater or equal to "
@@ -346,7 +350,7 @@ def expand(input: Tensor, *sizes: Any) -> Tensor:
                 f"{list(shape)}"
             )
         resolved.append(want)
-    return apply(_EXPAND, input, shape=tuple(resolved))
+    return tuple(resolved)
 
 
 def expand_as(input: Tensor, other: Tensor) -> Tensor:

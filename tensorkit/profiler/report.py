@@ -150,8 +150,9 @@ def key_averages(prof: Any, group_by_input_shape: bool = False) -> KeyAverages:
 
 
 def _add_ranges(prof: Any, groups: dict[tuple, EventAverage]) -> None:
-    """Rows for the ranges: a range's total is its duration, its self time that less the ops
-    and the ranges directly inside it (so self times add up to the profile's time)."""
+    """Rows for the ranges, apart from the ops' rows even where a range and an op share a
+    name: a range's total is its duration, its self time that less the ops and the ranges
+    directly inside it (so self times add up to the profile's time)."""
     starts = [r.start_ns for r in prof.records]
     cumulative, cumulative_gpu, cumulative_alloc = [0], [0], [0]
     for r in prof.records:
@@ -175,11 +176,10 @@ def _add_ranges(prof: Any, groups: dict[tuple, EventAverage]) -> None:
             own[open_ranges[-1]] -= outside_ops
         open_ranges.append(i)
     for rng, self_ns, gpu_ns, alloc_bytes in zip(ranges, own, gpu, alloc, strict=True):
-        row = groups.get((rng.name, rng.phase, ""))
+        key = (rng.name, rng.phase, "", "range")  # never an op's row: F.linear's range
+        row = groups.get(key)  # holds the op linear, whose time it already counts
         if row is None:
-            row = groups[(rng.name, rng.phase, "")] = EventAverage(
-                rng.name, rng.phase, is_range=True
-            )
+            row = groups[key] = EventAverage(rng.name, rng.phase, is_range=True)
         row.count += 1
         row.cpu_time_total += rng.duration_ns
         row.self_cpu_time_total += self_ns

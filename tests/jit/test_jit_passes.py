@@ -101,7 +101,10 @@ def test_view_simplification_removes_transposes_and_gradient_copies() -> None:
     from tensorkit import nn
     from tensorkit.jit.passes.views import simplify_views
 
-    model = nn.Linear(5, 3)
+    # Without a bias, a linear layer is ``x @ weight.T``: the weight's gradient is the
+    # transpose of a product, which the engine copies (with a bias, the one linear op makes
+    # it in the weight's layout already).
+    model = nn.Linear(5, 3, bias=False)
 
     def step(x):
         model.zero_grad()
@@ -109,17 +112,45 @@ def test_view_simplification_removes_transposes_and_gradient_copies() -> None:
 
     x = tk.randn(4, 5)
     graph = eliminate_common_subexpressions(eliminate_dead_code(_graph(step, x)))
-    assert _ops(graph).count("clone") == 2  # the weight's and the bias's gradient
+    assert _ops(graph).count("clone") == 1  # the weight's gradient
+    assert _ops(graph).count("permute") == 4
     graph = eliminate_dead_code(simplify_views(graph))
     assert "clone" not in _ops(graph)
     assert _ops(graph).count("permute") == 2  # the forward's weight.T and one in the product
     step(x)
-    expected = [model.weight.grad.numpy().copy(), model.bias.grad.numpy().copy()]
+    expected = model.weight.grad.numpy().copy()
     compiled = CompiledGraph(graph)
-    compiled.run([x, model.weight, model.bias])
-    np.testing.assert_allclose(model.weight.grad.numpy(), expected[0], rtol=1e-6)
-    np.testing.assert_allclose(model.bias.grad.numpy(), expected[1], rtol=1e-6)
+    compiled.run([x, model.weight])
+    np.testing.assert_allclose(model.weight.grad.numpy(), expected, rtol=1e-6)
     assert model.weight.grad.numpy().flags.writeable
+
+
+def test_decomposition_writes_a_linear_op_as_permute_matmul_and_add() -> None:
+    """Eager's one linear node becomes the three ops the other passes know, so the bias add
+    fuses with the activation after it; values and gradients stay eager's."""
+    from tensorkit import nn
+    from tensorkit.jit.passes.decompose import decompose
+
+    model = nn.Sequential(nn.Linear(5, 3), nn.ReLU())
+    x = tk.randn(4, 5)
+    with tk.no_grad():
+        graph = _graph(model, x)
+    assert _ops(graph) == ["linear", "relu"]
+    graph = decompose(graph)
+    assert _ops(graph) == ["permute", "matmul", "add", "relu"]
+    permute, matmul, add, _ = graph.nodes
+    assert permute.outputs[0].shape == (5, 3) and matmul.args[1].id == permute.outputs[0].id
+    assert add.args[0].id == matmul.outputs[0].id and add.module == "Sequential.0"
+    assert len({v.id for node in graph.nodes for v in node.outputs}) == 4
+    out = CompiledGraph(graph).run([x, model[0].bias, model[0].weight])  # in reading order
+    np.testing.assert_allclose(out.numpy(), model(x).detach().numpy(), rtol=1e-6)
+    with tk.no_grad():
+        fused = optimize(_graph(model, x))
+    assert [n.op if n.kind == "op" else [m.op for m in n.members] for n in fused.nodes] == [
+        "permute",
+        "matmul",
+        ["add", "relu"],
+    ]
 
 
 def test_permutes_that_cancel_are_removed() -> None:

@@ -111,8 +111,10 @@ def test_a_whole_sgd_step_keeps_training_after_loading() -> None:
         run = _reload(traced) if load else traced
         for _ in range(3):
             run(x, y)
-        if not load:
-            return [_np(p).copy() for p in model.parameters()]
+        if not load:  # in the order the step reads them: a linear op takes its bias first
+            return [
+                _np(p).copy() for layer in (model[0], model[2]) for p in (layer.bias, layer.weight)
+            ]
         trained = [  # the step reads the parameters as external tensors, in order
             t
             for p, t in zip(run.graph.placeholders, run._tensors, strict=True)

@@ -58,7 +58,8 @@ def test_mlp_matches_eager_and_names_initializers_by_parameter(tmp_path) -> None
     np.testing.assert_array_equal(
         onnx.numpy_helper.to_array(weight), model[0].weight.detach().numpy()
     )
-    assert {"MatMul", "Relu", "Softmax"} <= set(op_types(proto))
+    assert {"Gemm", "Relu", "Softmax"} <= set(op_types(proto))  # a linear layer: one Gemm
+    assert "MatMul" not in op_types(proto)
     assert [i.name for i in proto.graph.input] == ["input_0"]
     assert [o.name for o in proto.graph.output] == ["output_0"]
 

@@ -1,6 +1,6 @@
 """The nn functions' fast paths give the values and gradients of the composite formulas they
-replace, and of PyTorch: the fused softmax, linear over many leading dims, and attention
-without fully masked rows."""
+replace, and of PyTorch: the fused softmax, linear as one op (addmm) and over many leading
+dims, and attention without fully masked rows."""
 
 from __future__ import annotations
 
@@ -89,6 +89,82 @@ def test_softmax_outside_the_fused_op_and_bad_dims() -> None:
         r"\[-2, 1\], but got 2\)",
     ):
         F.softmax(tk.zeros(2, 3), 2)
+
+
+@pytest.mark.parametrize("bias_shape", [(6,), (1, 6), (4, 6), (), (1,)])
+def test_linear_with_a_bias_is_one_op_with_pytorchs_values_and_gradients(bias_shape) -> None:
+    torch = pytest.importorskip("torch")
+    x = RNG.standard_normal((4, 5))
+    w = RNG.standard_normal((6, 5))
+    b = RNG.standard_normal(bias_shape)
+    check_torch(F.linear, torch.nn.functional.linear, x, w, b)
+    check_grads(F.linear, x, w, b)  # float64 gradcheck and gradgradcheck
+    complex_leaves = [
+        tk.tensor(a + 1j * RNG.standard_normal(a.shape), requires_grad=True) for a in (x, w, b)
+    ]
+    assert tk.autograd.gradcheck(F.linear, complex_leaves)
+    assert tk.autograd.gradgradcheck(F.linear, complex_leaves)
+    leaves = [tk.tensor(a, requires_grad=True) for a in (x, w, b)]
+    out = F.linear(*leaves)
+    assert type(out.grad_fn).__name__ == "AddmmBackward0"  # PyTorch's node, bias first
+    assert [edge[0].variable for edge in out.grad_fn.next_functions] == [leaves[2], *leaves[:2]]
+
+
+def test_a_linear_layers_weight_gradient_is_its_own_c_ordered_array() -> None:
+    layer = tk.nn.Linear(5, 6)
+    layer(tk.randn(4, 5, requires_grad=True)).sum().backward()
+    grad = layer.weight.grad.numpy()
+    assert grad.flags.c_contiguous and grad.flags.owndata and grad.flags.writeable
+
+
+def test_a_linear_layers_bias_gradient_is_ready_before_its_weights_as_in_pytorch() -> None:
+    """The order post-accumulate hooks (and so DDP's buckets) see, the same on every run."""
+    torch = pytest.importorskip("torch")
+    orders = []
+    for lib in (tk, torch):
+        lib.manual_seed(0)
+        model = lib.nn.Sequential(lib.nn.Linear(3, 4), lib.nn.ReLU(), lib.nn.Linear(4, 2))
+        order: list[str] = []
+        for name, p in model.named_parameters():
+            p.register_post_accumulate_grad_hook(
+                lambda _, name=name, order=order: order.append(name)
+            )
+        for _ in range(5):
+            order.clear()
+            model(lib.randn(2, 3)).sum().backward()
+            orders.append(list(order))
+    assert orders[0] == ["2.bias", "2.weight", "0.bias", "0.weight"]
+    assert all(order == orders[0] for order in orders)
+
+
+def test_linear_misuse_raises_pytorchs_errors() -> None:
+    torch = pytest.importorskip("torch")
+    from nn_parity import same_error
+
+    f32, f64 = (np.ones((2, 4), dtype=d) for d in (np.float32, np.float64))
+    w32, w64 = (np.ones((3, 4), dtype=d) for d in (np.float32, np.float64))
+    b32, b64 = (np.ones(3, dtype=d) for d in (np.float32, np.float64))
+    cases = [
+        (f64, w32, b32),  # mat1 against mat2
+        (f32, w64, b32),  # self (the bias) against mat2, checked first
+        (f32, w32, b64),
+        (f32, w32, np.ones(4, dtype=np.float32)),  # a bias that does not broadcast
+        (f32, w32, np.ones((3, 3), dtype=np.float32)),
+    ]
+    for args in cases:
+        same_error(
+            lambda args=args: F.linear(*map(tk.tensor, args)),
+            lambda args=args: torch.nn.functional.linear(*map(torch.tensor, args)),
+        )
+    with pytest.raises(RuntimeError, match=r"expand: the number of sizes provided \(2\) must be"):
+        F.linear(tk.ones(2, 4), tk.ones(3, 4), tk.ones(2, 2, 3))  # torch names its tensor type
+    for args in [(f32.tolist(), w32), (f32, w32.tolist()), (f32, w32, 1.0)]:
+        mine = [tk.tensor(a) if isinstance(a, np.ndarray) else a for a in args]
+        theirs = [torch.tensor(a) if isinstance(a, np.ndarray) else a for a in args]
+        same_error(
+            lambda mine=mine: F.linear(*mine),
+            lambda theirs=theirs: torch.nn.functional.linear(*theirs),
+        )
 
 
 @pytest.mark.parametrize("shape", [(4, 5), (2, 3, 5), (2, 2, 3, 5)])

@@ -163,8 +163,8 @@ def test_the_backward_is_a_band_of_its_own_and_can_hold_fused_groups() -> None:
     assert seed["band"] == 1 and seed["placeholder"] == "grad_output"
     assert len(model["layout"]["bands"]) == 2
     group = model["groups"]["fused#1"]
-    assert (group["parent"], group["nodes"]) == (None, ["b0.0", "b0.1"])
-    assert nodes["b0.0"]["band"] == 1
+    assert (group["parent"], group["nodes"]) == (None, ["b3.0", "b3.1"])
+    assert nodes["b3.0"]["band"] == 1
     assert model["collapsed"] == ["fused#1"]
     # The backward reads forward values: edges across the bands.
     assert any(

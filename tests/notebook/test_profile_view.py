@@ -39,17 +39,18 @@ def test_rows_follow_the_records(run: tuple[Any, Tape]) -> None:
     prof, _ = run
     model = build_profile(prof)
     rows = model["rows"]
-    assert model["total_ops"] == len(rows) == len(prof.records) == 37
-    assert [r["index"] for r in rows] == list(range(37))
+    assert model["total_ops"] == len(rows) == len(prof.records) == 26
+    assert [r["index"] for r in rows] == list(range(26))
     assert [r["name"] for r in rows] == [r.name for r in prof.records]
-    assert sum(r["phase"] == "forward" for r in rows) == 12
-    assert sum(r["phase"] == "backward" for r in rows) == 25
+    assert sum(r["phase"] == "forward" for r in rows) == 8
+    assert sum(r["phase"] == "backward" for r in rows) == 18
     assert [r["host_time_ns"] for r in rows] == [r.duration_ns for r in prof.records]
     assert model["has"] == {"gpu_time": False, "memory": True, "shapes": True, "call_sites": True}
     assert model["omitted"] == {"count": 0, "host_time_ns": 0}
-    assert rows[1]["name"] == "matmul" and rows[1]["input_shapes"] == [[3, 4], [4, 8]]
-    assert rows[1]["output_dtypes"] == ["float32"] and rows[1]["alloc_bytes"] == 3 * 8 * 4
-    assert "test_profile_view.py" in rows[1]["call_site"]
+    # Linear 0 is one op, its arguments (bias, input, weight) as PyTorch's addmm
+    assert rows[0]["name"] == "linear" and rows[0]["input_shapes"] == [[8], [3, 4], [8, 4]]
+    assert rows[0]["output_dtypes"] == ["float32"] and rows[0]["alloc_bytes"] == 3 * 8 * 4
+    assert "test_profile_view.py" in rows[0]["call_site"]
     assert model["timing_mode"] == TIMING_MODE  # a CPU-only run: nothing about CUDA
     assert "cuda" not in model["timing_mode"].lower() and "cuda" in prof.timing_mode.lower()
     json.dumps(model, allow_nan=False)  # plain data
@@ -95,8 +96,10 @@ def test_function_totals_group_ops_under_their_composite(run: tuple[Any, Tape]) 
     model = build_profile(prof)
     rows = model["rows"]
     by_index = {r["index"]: r for r in rows}
-    matmul = next(r for r in rows if r["name"] == "matmul")
-    assert matmul["function"] == "linear"  # F.linear is a composite function
+    linear = next(r for r in rows if r["name"] == "linear" and r["phase"] == "forward")
+    assert linear["function"] == "linear"  # F.linear is a composite function (its op inside)
+    matmul = next(r for r in rows if r["name"] == "matmul")  # the input's gradient, in backward
+    assert matmul["phase"] == "backward" and matmul["function"] == "linear"
     relu = next(r for r in rows if r["name"] == "relu")
     assert relu["function"] == "relu"  # an op outside any composite stands for itself
     for row in rows:
@@ -116,7 +119,7 @@ def test_cpu_memory_timeline(run: tuple[Any, Tape]) -> None:
     prof, _ = run
     memory = build_profile(prof)["memory"]
     live = [r.live_bytes for r in prof.records]
-    assert memory["index"] == list(range(37)) and memory["allocated"] == live
+    assert memory["index"] == list(range(26)) and memory["allocated"] == live
     assert memory["reserved"] == memory["allocated"]  # no caching allocator on the CPU
     assert not memory["caching"] and "no caching allocator" in memory["allocator"]
     assert memory["peak"] == [max(r.peak_bytes, *live[: i + 1]) for i, r in enumerate(prof.records)]
@@ -134,11 +137,11 @@ def test_gpu_timeline_reads_reserved_bytes_when_recorded() -> None:
             info.device = "cuda:0"
     memory = build_profile(tape)["memory"]
     assert memory["caching"] and "caching memory pool" in memory["allocator"]
-    assert memory["reserved"] == [None] * 37 and "not recorded per op" in memory["allocator"]
+    assert memory["reserved"] == [None] * 26 and "not recorded per op" in memory["allocator"]
     for n, entry in enumerate(tape.entries):
         entry.records["reserved_bytes"] = 4096 * (n + 1)
     memory = build_profile(tape)["memory"]
-    assert memory["reserved"] == [4096 * (n + 1) for n in range(37)]
+    assert memory["reserved"] == [4096 * (n + 1) for n in range(26)]
     assert "not recorded" not in memory["allocator"]
 
 
@@ -162,12 +165,12 @@ def test_payload_is_capped_and_says_so(run: tuple[Any, Tape]) -> None:
     times = sorted((r["host_time_ns"] for r in full["rows"]), reverse=True)
     assert sorted((r["host_time_ns"] for r in capped["rows"]), reverse=True) == times[:5]
     assert [r["index"] for r in capped["rows"]] == sorted(r["index"] for r in capped["rows"])
-    assert capped["omitted"] == {"count": 32, "host_time_ns": sum(times[5:])}
-    assert capped["total_ops"] == 37 and capped["max_rows"] == 5
+    assert capped["omitted"] == {"count": 21, "host_time_ns": sum(times[5:])}
+    assert capped["total_ops"] == 26 and capped["max_rows"] == 5
     assert capped["modules"] == full["modules"]  # totals still cover every op
     memory, allocated = capped["memory"], full["memory"]["allocated"]
-    assert memory["stride"] == 4 and memory["index"] == list(range(0, 37, 4))
-    assert memory["allocated"] == [max(allocated[i : i + 4]) for i in range(0, 37, 4)]
+    assert memory["stride"] == 3 and memory["index"] == list(range(0, 26, 3))
+    assert memory["allocated"] == [max(allocated[i : i + 3]) for i in range(0, 26, 3)]
     assert memory["peak_bytes"] == full["memory"]["peak_bytes"]
     with pytest.raises(ValueError, match="max_rows must be a positive int, got 0"):
         build_profile(prof, max_rows=0)
@@ -191,9 +194,9 @@ def test_gpu_times_are_shown_when_recorded(run: tuple[Any, Tape]) -> None:
         entry.records["gpu_time_ns"] = 1000 * (n + 1)
     model = build_profile(tape)
     assert model["has"]["gpu_time"]
-    assert [r["gpu_time_ns"] for r in model["rows"]] == [1000 * (n + 1) for n in range(37)]
+    assert [r["gpu_time_ns"] for r in model["rows"]] == [1000 * (n + 1) for n in range(26)]
     gpu_total = sum(sum(m["gpu_ns"].values()) for m in model["modules"])
-    assert gpu_total == sum(1000 * (n + 1) for n in range(37))
+    assert gpu_total == sum(1000 * (n + 1) for n in range(26))
 
 
 def test_bad_sources() -> None:
@@ -314,12 +317,12 @@ def test_selection_is_linked_both_ways(run: tuple[Any, Tape], widgets: Any) -> N
     _, backward_index = _index(tape, "threshold_backward", "backward")
     view.profile.selected = backward_index  # its forward op's node; the row stays selected
     assert view.graph.selected == f"op{relu_entry}" and view.profile.selected == backward_index
-    matmul_entry, matmul_index = _index(tape, "matmul")
-    view.graph.selected = f"op{matmul_entry}"
-    assert view.profile.selected == matmul_index
+    linear_entry, linear_index = _index(tape, "linear")
+    view.graph.selected = f"op{linear_entry}"
+    assert view.profile.selected == linear_index
     view.graph.selected = next(n["id"] for n in view.graph.graph["nodes"] if n["kind"] == "tensor")
     assert view.profile.selected == -1
-    view.profile.selected = matmul_index
+    view.profile.selected = linear_index
     view.profile.selected = -1
     assert view.graph.selected == ""
     assert "tk-side-by-side" in view._dom_classes  # graph and profile side by side

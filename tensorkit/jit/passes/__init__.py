@@ -1,5 +1,6 @@
 """Passes over the IR, each one function with one job, run in this order by ``optimize``:
-dead-code elimination, common-subexpression elimination, view simplification, constant
+decomposition (an op eager runs as one, as the smaller ops the passes know), dead-code
+elimination, common-subexpression elimination, view simplification, constant
 folding, elementwise fusion and rematerialization (unless ``tk.jit.config.fuse_elementwise``
 is off); memory
 planning happens while lowering (``memory.last_uses``)."""
@@ -11,6 +12,7 @@ from ..ir import Graph
 from .constant_fold import fold_constants
 from .cse import eliminate_common_subexpressions
 from .dce import eliminate_dead_code
+from .decompose import decompose
 from .fuse import fuse_elementwise
 from .remat import rematerialize
 from .views import simplify_views
@@ -21,7 +23,7 @@ __all__ = ["optimize"]
 def optimize(graph: Graph) -> Graph:
     """The passes in order, each on the result of the one before (the graph is changed in
     place and returned)."""
-    graph = eliminate_dead_code(graph)
+    graph = eliminate_dead_code(decompose(graph))
     graph = eliminate_common_subexpressions(graph)
     graph = simplify_views(graph)
     graph = fold_constants(graph)

@@ -1,19 +1,86 @@
-"""``linear`` and ``bilinear``: affine maps of the last dimension."""
+"""``linear`` and ``bilinear``: affine maps of the last dimension.
+
+A linear layer with a bias on a matrix (or on rows folded into one) is one op, as PyTorch's
+``addmm(bias, input, weight.T)``, its arguments in that order (so a bias's gradient is ready
+before its weight's, as in PyTorch, which DDP's buckets follow): one product, the bias added
+into the product's own new array, and one node whose rule gives the weight's gradient in the
+weight's layout. Without a bias, or on a vector, it
+is ``input @ weight.T`` (``MmBackward0`` after the transpose's node), as in PyTorch.
+"""
 
 from __future__ import annotations
 
 import math
+from typing import Any
 
+from ..._dtype import SCALAR_TYPE_NAMES
 from ..._ranges import composite
+from ...ops._apply import SAVE_INPUTS, OpDef, apply
 from ...ops.matmul import einsum
+from ...ops.shape import expanded_shape
 from ...tensor import Tensor
 
 __all__ = ["bilinear", "linear"]
 
 
+def _linear_forward(xp: Any, bias: Any, input: Any, weight: Any) -> Any:
+    out = xp.matmul(input, weight.T)
+    out += bias  # the product's array is new: the bias lands in it
+    return out
+
+
+def _linear_rule(ctx: Any, space: Any, saved: tuple, g: Any) -> tuple:
+    """``g`` for the bias, which the engine sums to the bias's shape as for any broadcast
+    input, ``g @ conj(weight)`` and ``conj(g^H @ input)`` (the weight's C-ordered layout, so it
+    is stored as ``.grad`` as it is)."""
+    _, rows, weight = saved
+    grad_bias = grad_input = grad_weight = None
+    if ctx.edges[0] is not None:
+        grad_bias = g
+    if ctx.edges[1] is not None:
+        grad_input = space.matmul(g, space.conj(weight))
+    if ctx.edges[2] is not None:
+        grad_weight = space.conj(space.matmul(space.mH(g), rows))
+    return grad_bias, grad_input, grad_weight
+
+
+_LINEAR = OpDef(
+    "linear",
+    _linear_forward,
+    None,
+    rule=_linear_rule,
+    saves=SAVE_INPUTS,
+    node_name="AddmmBackward0",
+)
+
+
+def _check_bias(input: Tensor, weight: Tensor, bias: Tensor) -> None:
+    """PyTorch's addmm checks, in its order: the bias's dtype, then the input's, against the
+    weight's; then that the bias broadcasts to the (rows, out_features) result."""
+    names = SCALAR_TYPE_NAMES
+    dtype = weight._data.dtype
+    for role, other in (("self", bias), ("mat1", input)):
+        if other._data.dtype != dtype:
+            raise RuntimeError(
+                f"{role} and mat2 must have the same dtype, but got "
+                f"{names[other._data.dtype.name]} and {names[dtype.name]}"
+            )
+    expanded_shape(bias._data.shape, (input._data.shape[0], weight._data.shape[0]))
+
+
 @composite
 def linear(input: Tensor, weight: Tensor, bias: Tensor | None = None) -> Tensor:
     """``input @ weight.T + bias`` for ``weight`` of shape (out_features, in_features)."""
+    for position, (name, value) in enumerate((("input", input), ("weight", weight)), 1):
+        if not isinstance(value, Tensor):
+            raise TypeError(
+                f"linear(): argument '{name}' (position {position}) must be Tensor, not "
+                f"{type(value).__name__}"
+            )
+    if bias is not None and not isinstance(bias, Tensor):
+        raise TypeError(
+            f"linear(): argument 'bias' (position 3) must be Tensor, not {type(bias).__name__}"
+        )
     shape, weight_shape = input._data.shape, weight._data.shape
     if not shape or not weight_shape:
         raise RuntimeError(
@@ -36,11 +103,20 @@ def linear(input: Tensor, weight: Tensor, bias: Tensor | None = None) -> Tensor:
         # One (rows, in) @ (in, out) product over every leading index, as PyTorch's addmm:
         # a batched product would run many small GEMMs (strided ones for a transposed input)
         # and its weight gradient would be a stack of products summed afterwards.
-        out = input.reshape(math.prod(shape[:-1]), shape[-1]) @ weight.T
-        out = out if bias is None else out + bias
-        return out.reshape(*shape[:-1], weight_shape[0])
+        rows = input.reshape(math.prod(shape[:-1]), shape[-1])
+        return _matrix_linear(rows, weight, bias).reshape(*shape[:-1], weight_shape[0])
+    if len(shape) == 2 and len(weight_shape) == 2:
+        return _matrix_linear(input, weight, bias)
     out = input @ weight.T
     return out if bias is None else out + bias
+
+
+def _matrix_linear(input: Tensor, weight: Tensor, bias: Tensor | None) -> Tensor:
+    """``linear`` of a matrix by a matrix: the one op with a bias, a product without."""
+    if bias is None:
+        return input @ weight.T
+    _check_bias(input, weight, bias)
+    return apply(_LINEAR, bias, input, weight)
 
 
 @composite
