@@ -126,8 +126,8 @@ def test_view_simplification_removes_transposes_and_gradient_copies() -> None:
 
 
 def test_decomposition_writes_a_linear_op_as_permute_matmul_and_add() -> None:
-    """Eager's one linear node becomes the three ops the other passes know, so the bias add
-    fuses with the activation after it; values and gradients stay eager's."""
+    """Eager's one linear node becomes the three ops the other passes know where an
+    elementwise op reads its result, so the bias add fuses with it; values stay eager's."""
     from tensorkit import nn
     from tensorkit.jit.passes.decompose import decompose
 
@@ -145,7 +145,11 @@ def test_decomposition_writes_a_linear_op_as_permute_matmul_and_add() -> None:
     out = CompiledGraph(graph).run([x, model[0].bias, model[0].weight])  # in reading order
     np.testing.assert_allclose(out.numpy(), model(x).detach().numpy(), rtol=1e-6)
     with tk.no_grad():
+        alone = decompose(_graph(model[0], x))  # its result is the output: an add on its own
+        reshaped = decompose(_graph(lambda x: model[0](x).reshape(-1).relu(), x))
         fused = optimize(_graph(model, x))
+    assert _ops(alone) == ["linear"]  # would cost more than the in-place add
+    assert _ops(reshaped) == ["linear", "view", "relu"]
     assert [n.op if n.kind == "op" else [m.op for m in n.members] for n in fused.nodes] == [
         "permute",
         "matmul",

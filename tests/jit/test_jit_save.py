@@ -587,7 +587,7 @@ _DELETE = object()
         ),
         (_set("mutations", [[0, 5]]), None),  # an argument written in place
         (_set("nodes.0.kind", "function"), "nodes\\[0\\].kind: unknown node kind 'function'"),
-        (_set("nodes.0.kind", "random"), "nodes\\[0\\].op: unknown random draw 'permute'"),
+        (_set("nodes.0.kind", "random"), "nodes\\[0\\].op: unknown random draw 'linear'"),
         (_set("nodes.0.phase", "sideways"), "nodes\\[0\\].phase: unknown phase 'sideways'"),
         (_set("nodes.0.op", 7), "nodes\\[0\\].op: expected a string, got an integer"),
         (

@@ -84,16 +84,20 @@ def test_a_fused_node_is_a_folded_group_of_its_member_ops_with_the_kernel_source
     assert model["collapsed"] == ["Sequential.0/fused#1"]
     assert model["jit"]["fused"] == 1
     # The edges reach the members: into the add from the matmul and the bias, out of the tanh
-    # to the next Linear's matmul (and to the backward that reads it).
+    # to the next Linear's linear op, its input after its bias (and to the backward that reads
+    # it). That op, whose result is the output, stays one op (tk.jit's decomposition).
     edges = {(e["source"], e["target"], e["position"]) for e in model["edges"]}
-    assert {("n1", "n2.0", 0), ("p2", "n2.0", 1), ("n2.1", "n4", 0)} <= edges
+    assert {("n1", "n2.0", 0), ("p2", "n2.0", 1), ("n2.1", "n3", 1)} <= edges
+    assert nodes["n3"]["op"] == "linear"
     assert not any(e["source"] == "n2" or e["target"] == "n2" for e in model["edges"])
     # The bias joins the module holding the fused group, so the folded box shows it as input.
     assert nodes["p2"]["group"] == "Sequential.0"
 
 
 def test_fused_groups_are_numbered_per_module_and_long_labels_are_cut() -> None:
-    traced = _traced()
+    tk.manual_seed(0)
+    layers = [tk.nn.Linear(4, 3), tk.nn.Tanh(), tk.nn.Linear(3, 3), tk.nn.Tanh()]
+    traced = jit.trace(tk.nn.Sequential(*layers, tk.nn.Linear(3, 2)), (tk.randn(2, 4),))
     nodes = traced.graph.nodes
     fuse(nodes, ["permute", "matmul", "add", "tanh", "permute", "matmul"], module="Sequential")
     model = build_jit_graph(traced)
