@@ -101,6 +101,19 @@ class Node:
         for value in self.attrs.values():
             yield from attr_refs(value)
 
+    def like(self, op: str, args: tuple, attrs: dict, output: Value) -> Node:
+        """A node of ``op`` that a pass puts in this one's place: its call site, module and
+        phase, one output."""
+        return Node(
+            op=op,
+            args=args,
+            attrs=attrs,
+            outputs=(output,),
+            site=self.site,
+            module=self.module,
+            phase=self.phase,
+        )
+
     def describe(self) -> str:
         where = f"  # {self.site}" if self.site else ""
         if self.kind == "guard":

@@ -68,19 +68,8 @@ def _linear_parts(node: Node, weight_meta: Value, next_id: int) -> list[Node]:
     )
     product = Value(next_id + 1, out.shape, out.dtype, out.device, out.requires_grad)
 
-    def part(op: str, args: tuple, attrs: dict, output: Value) -> Node:
-        return Node(
-            op=op,
-            args=args,
-            attrs=attrs,
-            outputs=(output,),
-            site=node.site,
-            module=node.module,
-            phase=node.phase,
-        )
-
     return [
-        part("permute", (weight,), {"axes": (1, 0)}, transposed),
-        part("matmul", (rows, Ref(transposed.id)), {}, product),
-        part("add", (Ref(product.id), bias), {}, out),
+        node.like("permute", (weight,), {"axes": (1, 0)}, transposed),
+        node.like("matmul", (rows, Ref(transposed.id)), {}, product),
+        node.like("add", (Ref(product.id), bias), {}, out),
     ]

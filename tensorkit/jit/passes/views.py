@@ -79,12 +79,10 @@ def _fold_transposed_products(graph: Graph, attribute: str) -> None:
             transposed = Value(next_id, meta.shape[::-1], meta.dtype, meta.device)
             values[next_id] = transposed
             next_id += 1
-            rewritten.append(
-                _node_like(product, "permute", (operand,), {"axes": (1, 0)}, transposed)
-            )
+            rewritten.append(product.like("permute", (operand,), {"axes": (1, 0)}, transposed))
             swapped.append(Ref(transposed.id))
         rewritten.append(
-            _node_like(product, "matmul", tuple(swapped), dict(product.attrs), node.outputs[0])
+            product.like("matmul", tuple(swapped), dict(product.attrs), node.outputs[0])
         )
     setattr(graph, attribute, rewritten)
 
@@ -135,15 +133,3 @@ def _private(value_id: int, produced: dict, uses: dict) -> bool:
         if node.op not in _OWNING_VIEWS:
             return not OPS[node.op].view
         value_id = node.args[0].id
-
-
-def _node_like(template: Node, op: str, args: tuple, attrs: dict, output: Value) -> Node:
-    return Node(
-        op=op,
-        args=args,
-        attrs=attrs,
-        outputs=(output,),
-        site=template.site,
-        module=template.module,
-        phase=template.phase,
-    )
