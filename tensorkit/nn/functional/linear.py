@@ -57,30 +57,29 @@ _LINEAR = OpDef(
 def _check_bias(input: Tensor, weight: Tensor, bias: Tensor) -> None:
     """PyTorch's addmm checks, in its order: the bias's dtype, then the input's, against the
     weight's; then that the bias broadcasts to the (rows, out_features) result."""
-    names = SCALAR_TYPE_NAMES
     dtype = weight._data.dtype
-    for role, other in (("self", bias), ("mat1", input)):
-        if other._data.dtype != dtype:
-            raise RuntimeError(
-                f"{role} and mat2 must have the same dtype, but got "
-                f"{names[other._data.dtype.name]} and {names[dtype.name]}"
-            )
-    expanded_shape(bias._data.shape, (input._data.shape[0], weight._data.shape[0]))
+    if bias._data.dtype is not dtype or input._data.dtype is not dtype:
+        for role, other in (("self", bias), ("mat1", input)):
+            if other._data.dtype != dtype:
+                names = SCALAR_TYPE_NAMES
+                raise RuntimeError(
+                    f"{role} and mat2 must have the same dtype, but got "
+                    f"{names[other._data.dtype.name]} and {names[dtype.name]}"
+                )
+    out_features = weight._data.shape[0]
+    if bias._data.shape != (out_features,):  # a layer's own bias broadcasts
+        expanded_shape(bias._data.shape, (input._data.shape[0], out_features))
 
 
 @composite
 def linear(input: Tensor, weight: Tensor, bias: Tensor | None = None) -> Tensor:
     """``input @ weight.T + bias`` for ``weight`` of shape (out_features, in_features)."""
-    for position, (name, value) in enumerate((("input", input), ("weight", weight)), 1):
-        if not isinstance(value, Tensor):
-            raise TypeError(
-                f"linear(): argument '{name}' (position {position}) must be Tensor, not "
-                f"{type(value).__name__}"
-            )
-    if bias is not None and not isinstance(bias, Tensor):
-        raise TypeError(
-            f"linear(): argument 'bias' (position 3) must be Tensor, not {type(bias).__name__}"
-        )
+    if not (
+        isinstance(input, Tensor)
+        and isinstance(weight, Tensor)
+        and (bias is None or isinstance(bias, Tensor))
+    ):
+        _raise_not_tensor(input, weight, bias)
     shape, weight_shape = input._data.shape, weight._data.shape
     if not shape or not weight_shape:
         raise RuntimeError(
@@ -109,6 +108,17 @@ def linear(input: Tensor, weight: Tensor, bias: Tensor | None = None) -> Tensor:
         return _matrix_linear(input, weight, bias)
     out = input @ weight.T
     return out if bias is None else out + bias
+
+
+def _raise_not_tensor(input: Any, weight: Any, bias: Any) -> None:
+    """PyTorch's TypeError for the first argument of ``linear`` that is not a Tensor."""
+    arguments = (("input", input), ("weight", weight), ("bias", bias))
+    for position, (name, value) in enumerate(arguments, 1):
+        if not isinstance(value, Tensor) and not (name == "bias" and value is None):
+            raise TypeError(
+                f"linear(): argument '{name}' (position {position}) must be Tensor, not "
+                f"{type(value).__name__}"
+            )
 
 
 def _matrix_linear(input: Tensor, weight: Tensor, bias: Tensor | None) -> Tensor:
