@@ -525,7 +525,8 @@ print("loss:", loss.item(), "| ops recorded:", len(prof.records))
 ## Per-op summary
 
 `conv2d`, `max_pool2d`, `linear` and `cross_entropy` are functions tensorkit builds from
-several ops (`conv2d` runs `im2col`, `matmul` and `conv_bias`): each has a row of its own,
+ops (`conv2d` runs `im2col`, `matmul` and `conv_bias`; `linear` runs `addmm`, as PyTorch's
+does): each has a row of its own,
 as PyTorch shows `aten::conv2d`, whose "CPU total" covers its ops and whose "Self CPU" is
 only its own Python work around them.
 """),

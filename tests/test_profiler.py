@@ -15,24 +15,24 @@ from tensorkit._numbers import bytes_text
 from tensorkit.autograd import Tape
 
 FORWARD = [
-    "linear", "relu", "linear",
+    "addmm", "relu", "addmm",
     "expand", "expand", "sub", "mul", "mean",
 ]  # fmt: skip
 # With backward_ops=True: (backward op, the forward op whose gradient rule ran it); None: a
-# leaf's accumulation. A linear layer with a bias is one op (PyTorch's addmm, arguments
-# (bias, input, weight)): its rule gives the input's gradient (g @ weight), the weight's in
+# leaf's accumulation. A linear layer with a bias is one op, addmm (arguments (bias, input,
+# weight), as PyTorch's): its rule gives the input's gradient (g @ weight), the weight's in
 # its own layout (g^T @ input, a fresh array that becomes .grad without a copy), and g for
 # the bias, which the engine sums to the bias's shape (sum, view) and copies as a view's
 # output (clone). (By default backward is one record per node: test_profiler_backward.)
 BACKWARD = [
     ("view", "mean"), ("expand", "mean"), ("div", "mean"),
     ("mul", "mul"), ("mul", "mul"), ("add", "mul"),
-    ("matmul", "linear"),
-    ("permute", "linear"), ("matmul", "linear"),
-    ("sum", "linear"), ("view", "linear"), ("clone", None),
+    ("matmul", "addmm"),
+    ("permute", "addmm"), ("matmul", "addmm"),
+    ("sum", "addmm"), ("view", "addmm"), ("clone", None),
     ("threshold_backward", "relu"),
-    ("permute", "linear"), ("matmul", "linear"),  # weight and bias only
-    ("sum", "linear"), ("view", "linear"), ("clone", None),
+    ("permute", "addmm"), ("matmul", "addmm"),  # weight and bias only
+    ("sum", "addmm"), ("view", "addmm"), ("clone", None),
 ]  # fmt: skip
 
 
@@ -138,8 +138,8 @@ def test_record_function_and_optimizer_phase(tmp_path: Any) -> None:
 
 def test_key_averages_table(prof: profiler.profile) -> None:
     rows = prof.key_averages()
-    by_key = {(r.name, r.phase): r for r in rows if not r.is_range}  # "linear" names a range too
-    assert by_key[("linear", "forward")].count == 2  # the op; F.linear's range is its own row
+    by_key = {(r.name, r.phase): r for r in rows if not r.is_range}
+    assert by_key[("addmm", "forward")].count == 2  # the op inside F.linear's range
     assert ("matmul", "forward") not in by_key  # a linear layer's product is inside its op
     assert by_key[("matmul", "backward")].count == 3  # two weights' gradients, one input's
     assert by_key[("relu", "forward")].cpu_memory_usage == 3 * 8 * 4
@@ -154,8 +154,8 @@ def test_key_averages_table(prof: profiler.profile) -> None:
     assert matmul_line.split()[-1] == "3"  # backward only
     assert len(rows.table(row_limit=3).splitlines()) == 3 + 6
     shaped = prof.key_averages(group_by_input_shape=True)
-    linear_ops = [r for r in shaped if r.name == "linear" and r.phase == "forward"]
-    assert len([r for r in linear_ops if not r.is_range]) == 2  # one per shape signature
+    linear_ops = [r for r in shaped if r.name == "addmm" and r.phase == "forward"]
+    assert len(linear_ops) == 2 and not any(r.is_range for r in linear_ops)  # one per shape
     with pytest.raises(ValueError):
         rows.table(sort_by="nope")
 
@@ -347,6 +347,53 @@ def test_composite_functions_cost_a_check_when_no_profile_is_active() -> None:
     out = tk.nn.functional.conv2d(x, weight)
     assert not _ranges.scopes and out.shape == (1, 1, 2, 2)
     assert tk.nn.functional.conv2d.__wrapped__.__name__ == "conv2d"  # signature kept
+
+
+def test_no_op_bears_the_name_of_a_composite_function() -> None:
+    """A table row names one thing: a function's range and the ops it holds differ by name."""
+    import tensorkit.nn.functional  # noqa: F401  (marks every composite)
+    from tensorkit._ranges import composites
+    from tensorkit.ops._apply import OPS
+
+    assert len(composites) > 50
+    assert composites.isdisjoint(op.name for op in OPS.values())
+
+
+@pytest.mark.parametrize(
+    ("run", "pairs"),
+    [
+        (
+            lambda x, y: tk.nn.functional.cross_entropy(
+                tk.nn.functional.linear(x, y[0], y[1]), y[2]
+            ),
+            [("linear", "addmm"), ("nll_loss", "nll_loss_forward")],
+        ),
+        (
+            lambda x, y: tk.nn.functional.layer_norm(x, (4,), y[0][0], y[1]),
+            [("layer_norm", "native_layer_norm")],
+        ),
+        (
+            lambda x, y: tk.nn.functional.binary_cross_entropy(x.sigmoid(), x.detach().sigmoid()),
+            [("binary_cross_entropy", "binary_cross_entropy_elementwise")],
+        ),
+    ],
+)
+def test_the_table_lists_a_function_above_its_op_by_their_own_names(run: Any, pairs: list) -> None:
+    x = tk.randn(3, 4, requires_grad=True)
+    params = (
+        tk.randn(4, 4, requires_grad=True),
+        tk.randn(4, requires_grad=True),
+        tk.tensor([0, 3, 1]),
+    )
+    with profiler.profile() as p:
+        run(x, params)
+    rows = {row.name: row for row in p.key_averages() if row.phase == "forward"}
+    table = p.key_averages().table()
+    for function, op in pairs:
+        assert rows[function].is_range and not rows[op].is_range
+        assert rows[function].cpu_time_total >= rows[op].cpu_time_total
+        assert sum(line.split()[0] == function for line in table.splitlines()) == 1
+        assert sum(line.split()[0] == op for line in table.splitlines()) == 1
 
 
 def test_a_range_reports_the_memory_its_ops_allocated() -> None:

@@ -21,9 +21,9 @@ from tensorkit.notebook.profile_model import build_profile
 # (node, the forward op it differentiates) of small_model's step; None: a leaf's accumulation
 NODES = [
     ("MeanBackward0", "mean"), ("MulBackward0", "mul"), ("SubBackward0", "sub"),
-    ("ExpandBackward0", "expand"), ("AddmmBackward0", "linear"),
+    ("ExpandBackward0", "expand"), ("AddmmBackward0", "addmm"),
     ("AccumulateGrad", None), ("AccumulateGrad", None),  # the bias's, then the weight's
-    ("ReluBackward0", "relu"), ("AddmmBackward0", "linear"),
+    ("ReluBackward0", "relu"), ("AddmmBackward0", "addmm"),
     ("AccumulateGrad", None), ("AccumulateGrad", None),
 ]  # fmt: skip
 OPTIONS = {"record_shapes": True, "record_memory": True, "with_stack": True}
@@ -85,7 +85,7 @@ def test_node_records_carry_shapes_and_memory(node_prof: Any) -> None:
 def test_totals_and_reports(node_prof: Any, tmp_path: Any) -> None:
     prof, _ = node_prof
     averages = prof.key_averages()
-    rows = {(r.name, r.phase): r for r in averages if not r.is_range}  # "linear" is a range too
+    rows = {(r.name, r.phase): r for r in averages if not r.is_range}
     assert rows[("AccumulateGrad", "backward")].count == 4
     assert rows[("AddmmBackward0", "backward")].count == 2
     assert ("MmBackward0", "backward") not in rows  # both Linear layers have a bias

@@ -29,10 +29,10 @@ def _matmul(b: Builder) -> str:
     return conv if conv is not None else b.add("MatMul", [b.arg(0), b.arg(1)])
 
 
-@translates("linear")
-def _linear(b: Builder) -> str:
-    """``linear(bias, input, weight)``, ``input @ weight.T + bias``, is ONNX's ``Gemm`` with
-    ``transB``, as torch.onnx writes a linear layer."""
+@translates("addmm")
+def _addmm(b: Builder) -> str:
+    """``addmm(bias, input, weight)``, linear's ``input @ weight.T + bias``, is ONNX's
+    ``Gemm`` with ``transB``, as torch.onnx writes a linear layer."""
     return b.add("Gemm", [b.arg(1), b.arg(2), b.arg(0)], transB=1)
 
 
@@ -221,7 +221,7 @@ def _log_softmax(b: Builder) -> str:
     return b.add("LogSoftmax", [b.arg(0)], axis=b.node.attrs["axis"])
 
 
-@translates("layer_norm")
+@translates("native_layer_norm")
 def _layer_norm(b: Builder) -> list[str]:
     """The normalized input and 1 / std (LayerNormalization's first and third outputs)."""
     x_ref = b.node.args[0]

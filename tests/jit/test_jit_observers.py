@@ -23,9 +23,9 @@ def test_profiler_sees_each_step_of_a_replay_and_the_backward_node() -> None:
         compiled(x).sum().backward()
     names = [r.name for r in prof.records]
     assert names.count("matmul") == 1 and "fused[add+relu]" in names  # one kernel, one op
-    # Linear 0's linear is decomposed so its bias add fuses with the ReLU; Linear 2's, read by
+    # Linear 0's addmm is decomposed so its bias add fuses with the ReLU; Linear 2's, read by
     # the loss, stays one op.
-    assert names.count("linear") == 1
+    assert names.count("addmm") == 1
     assert "CompiledFunctionBackward" in names
     matmul = next(r for r in prof.records if r.name == "matmul")
     assert matmul.module_path == "Sequential.0" and matmul.phase == "forward"
@@ -47,9 +47,9 @@ def test_tape_records_the_ops_of_a_compiled_call_as_eager_code_would() -> None:
         return [(e.name, e.module_path, e.grad_fn, e.scopes) for e in t.entries]
 
     # Eager code runs the linear layer as one op (its decomposition is the compiler's own).
-    assert [e.name for e in tape.entries] == ["linear", "tanh"]
+    assert [e.name for e in tape.entries] == ["addmm", "tanh"]
     assert seen(tape) == seen(eager)
-    assert seen(tape)[0] == ("linear", "Sequential.0", "AddmmBackward0", ("linear",))
+    assert seen(tape)[0] == ("addmm", "Sequential.0", "AddmmBackward0", ("linear",))
     np.testing.assert_allclose(out.detach().numpy(), expected.detach().numpy())
 
 

@@ -126,7 +126,7 @@ def test_view_simplification_removes_transposes_and_gradient_copies() -> None:
 
 
 def test_decomposition_writes_a_linear_op_as_permute_matmul_and_add() -> None:
-    """Eager's one linear node becomes the three ops the other passes know where an
+    """Eager's one addmm node (a linear layer) becomes the three ops the other passes know where an
     elementwise op reads its result, so the bias add fuses with it; values stay eager's."""
     from tensorkit import nn
     from tensorkit.jit.passes.decompose import decompose
@@ -135,7 +135,7 @@ def test_decomposition_writes_a_linear_op_as_permute_matmul_and_add() -> None:
     x = tk.randn(4, 5)
     with tk.no_grad():
         graph = _graph(model, x)
-    assert _ops(graph) == ["linear", "relu"]
+    assert _ops(graph) == ["addmm", "relu"]
     graph = decompose(graph)
     assert _ops(graph) == ["permute", "matmul", "add", "relu"]
     permute, matmul, add, _ = graph.nodes
@@ -148,8 +148,8 @@ def test_decomposition_writes_a_linear_op_as_permute_matmul_and_add() -> None:
         alone = decompose(_graph(model[0], x))  # its result is the output: an add on its own
         reshaped = decompose(_graph(lambda x: model[0](x).reshape(-1).relu(), x))
         fused = optimize(_graph(model, x))
-    assert _ops(alone) == ["linear"]  # would cost more than the in-place add
-    assert _ops(reshaped) == ["linear", "view", "relu"]
+    assert _ops(alone) == ["addmm"]  # would cost more than the in-place add
+    assert _ops(reshaped) == ["addmm", "view", "relu"]
     assert [n.op if n.kind == "op" else [m.op for m in n.members] for n in fused.nodes] == [
         "permute",
         "matmul",

@@ -559,9 +559,9 @@ _DELETE = object()
         (_set("version", 0), "unknown tensorkit.jit format version 0"),
         (_set("version", "1"), "the graph's version must be an integer, got '1'"),
         (
-            _set("opset", 2),
-            r"the graph uses opset 2 \(written by tensorkit 0\.1\.0\); this tensorkit runs "
-            "opset 1 only",
+            _set("opset", 3),
+            r"the graph uses opset 3 \(written by tensorkit 0\.1\.0\); this tensorkit runs "
+            "opset 2 only",
         ),
         (_set("opset", True), "the graph uses opset True"),
         (
@@ -587,7 +587,7 @@ _DELETE = object()
         ),
         (_set("mutations", [[0, 5]]), None),  # an argument written in place
         (_set("nodes.0.kind", "function"), "nodes\\[0\\].kind: unknown node kind 'function'"),
-        (_set("nodes.0.kind", "random"), "nodes\\[0\\].op: unknown random draw 'linear'"),
+        (_set("nodes.0.kind", "random"), "nodes\\[0\\].op: unknown random draw 'addmm'"),
         (_set("nodes.0.phase", "sideways"), "nodes\\[0\\].phase: unknown phase 'sideways'"),
         (_set("nodes.0.op", 7), "nodes\\[0\\].op: expected a string, got an integer"),
         (

@@ -50,19 +50,19 @@ def _mlp_tape() -> tk.autograd.Tape:
 
 
 def test_a_linear_layer_reads_as_one_linear_node() -> None:
-    """A linear layer on a matrix is one op (PyTorch's addmm, bias first), in a function box
-    of its own, folded at first as every function is."""
+    """A linear layer on a matrix is one op (addmm, bias first, as PyTorch's), in a box named
+    after the function, folded at first as every function is."""
     model = tk.nn.Sequential(tk.nn.Linear(3, 4), tk.nn.Tanh(), tk.nn.Linear(4, 1))
     with tk.autograd.Tape() as tape:
         model(x).sum().backward()
     graph = build_graph(tape)
     json.dumps(graph, allow_nan=False)
     groups = graph["groups"]
-    assert _ops(graph, "Sequential.0/linear#1") == ["linear"]
-    assert groups["Sequential.0"]["count"] == 1 + 3, "its linear op, x, weight and bias"
+    assert _ops(graph, "Sequential.0/linear#1") == ["addmm"]
+    assert groups["Sequential.0"]["count"] == 1 + 3, "its addmm op, x, weight and bias"
     assert graph["collapsed"] == ["Sequential.0/linear#1", "Sequential.2/linear#1"]
     nodes, edges = _folded(graph)
-    assert nodes["g:Sequential.0/linear#1"]["ops"] == {"linear": 1}
+    assert nodes["g:Sequential.0/linear#1"]["ops"] == {"addmm": 1}
     assert _inputs(nodes, edges, "g:Sequential.0/linear#1") == ["0.bias", "x", "0.weight"]
     assert _inputs(nodes, edges, "g:Sequential.2/linear#1") == ["2.bias", "tanh", "2.weight"]
 
@@ -90,13 +90,13 @@ def test_a_linear_layer_on_sequences_reads_as_one_linear_box() -> None:
     assert linear["kind"] == "function" and linear["name"] == "linear"
     assert linear["parent"] == "Sequential.0" and linear["module"] == "Sequential.0"
     assert groups["Sequential.0"]["children"] == ["Sequential.0/linear#1"]
-    assert _ops(graph, "Sequential.0/linear#1") == ["view", "linear", "view"]
+    assert _ops(graph, "Sequential.0/linear#1") == ["view", "addmm", "view"]
     assert groups["Sequential.0"]["count"] == 3 + 3, "its linear's ops, x, weight and bias"
     assert graph["collapsed"] == ["Sequential.0/linear#1", "Sequential.2/linear#1"]
     nodes, edges = _folded(graph)
     first = nodes["g:Sequential.0/linear#1"]
     assert first["label"] == "linear" and first["group"] == "Sequential.0"
-    assert first["count"] == 3 and first["ops"] == {"view": 2, "linear": 1}
+    assert first["count"] == 3 and first["ops"] == {"view": 2, "addmm": 1}
     assert _inputs(nodes, edges, first["id"]) == ["sequences", "0.bias", "0.weight"]
     assert _inputs(nodes, edges, "g:Sequential.2/linear#1") == ["tanh", "2.bias", "2.weight"]
 

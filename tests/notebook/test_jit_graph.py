@@ -84,11 +84,11 @@ def test_a_fused_node_is_a_folded_group_of_its_member_ops_with_the_kernel_source
     assert model["collapsed"] == ["Sequential.0/fused#1"]
     assert model["jit"]["fused"] == 1
     # The edges reach the members: into the add from the matmul and the bias, out of the tanh
-    # to the next Linear's linear op, its input after its bias (and to the backward that reads
+    # to the next Linear's addmm op, its input after its bias (and to the backward that reads
     # it). That op, whose result is the output, stays one op (tk.jit's decomposition).
     edges = {(e["source"], e["target"], e["position"]) for e in model["edges"]}
     assert {("n1", "n2.0", 0), ("p2", "n2.0", 1), ("n2.1", "n3", 1)} <= edges
-    assert nodes["n3"]["op"] == "linear"
+    assert nodes["n3"]["op"] == "addmm"
     assert not any(e["source"] == "n2" or e["target"] == "n2" for e in model["edges"])
     # The bias joins the module holding the fused group, so the folded box shows it as input.
     assert nodes["p2"]["group"] == "Sequential.0"

@@ -47,8 +47,8 @@ def test_rows_follow_the_records(run: tuple[Any, Tape]) -> None:
     assert [r["host_time_ns"] for r in rows] == [r.duration_ns for r in prof.records]
     assert model["has"] == {"gpu_time": False, "memory": True, "shapes": True, "call_sites": True}
     assert model["omitted"] == {"count": 0, "host_time_ns": 0}
-    # Linear 0 is one op, its arguments (bias, input, weight) as PyTorch's addmm
-    assert rows[0]["name"] == "linear" and rows[0]["input_shapes"] == [[8], [3, 4], [8, 4]]
+    # Linear 0 is one op, addmm, its arguments (bias, input, weight) as PyTorch's
+    assert rows[0]["name"] == "addmm" and rows[0]["input_shapes"] == [[8], [3, 4], [8, 4]]
     assert rows[0]["output_dtypes"] == ["float32"] and rows[0]["alloc_bytes"] == 3 * 8 * 4
     assert "test_profile_view.py" in rows[0]["call_site"]
     assert model["timing_mode"] == TIMING_MODE  # a CPU-only run: nothing about CUDA
@@ -96,7 +96,7 @@ def test_function_totals_group_ops_under_their_composite(run: tuple[Any, Tape]) 
     model = build_profile(prof)
     rows = model["rows"]
     by_index = {r["index"]: r for r in rows}
-    linear = next(r for r in rows if r["name"] == "linear" and r["phase"] == "forward")
+    linear = next(r for r in rows if r["name"] == "addmm" and r["phase"] == "forward")
     assert linear["function"] == "linear"  # F.linear is a composite function (its op inside)
     matmul = next(r for r in rows if r["name"] == "matmul")  # the input's gradient, in backward
     assert matmul["phase"] == "backward" and matmul["function"] == "linear"
@@ -317,7 +317,7 @@ def test_selection_is_linked_both_ways(run: tuple[Any, Tape], widgets: Any) -> N
     _, backward_index = _index(tape, "threshold_backward", "backward")
     view.profile.selected = backward_index  # its forward op's node; the row stays selected
     assert view.graph.selected == f"op{relu_entry}" and view.profile.selected == backward_index
-    linear_entry, linear_index = _index(tape, "linear")
+    linear_entry, linear_index = _index(tape, "addmm")
     view.graph.selected = f"op{linear_entry}"
     assert view.profile.selected == linear_index
     view.graph.selected = next(n["id"] for n in view.graph.graph["nodes"] if n["kind"] == "tensor")

@@ -1,13 +1,13 @@
 """Decompositions: an op that eager runs as one node, written as the smaller ops the other
 passes know, where that lets them do better.
 
-``linear(b, x, w)`` is one node in eager, where each node costs dispatch time, and adds the
-bias into the product's own array. When the one op reading its result is elementwise (an
-activation), it becomes ``matmul(x, permute(w))`` and ``add(..., b)``: fusion then joins the
-bias add to that op, one pass over the result instead of two, as torch.compile's
-decompositions hand ``addmm``'s pieces to its fuser. Read otherwise (a reshape, a loss, the
-graph's output), it stays one op: its in-place add costs less than a separate one. The
-gradient rule's nodes are already matmuls and a sum.
+``addmm(b, x, w)`` (``linear``'s op, ``x @ w.T + b``) is one node in eager, where each node
+costs dispatch time, and adds the bias into the product's own array. When the one op reading
+its result is elementwise (an activation), it becomes ``matmul(x, permute(w))`` and
+``add(..., b)``: fusion then joins the bias add to that op, one pass over the result instead
+of two, as torch.compile's decompositions hand ``addmm``'s pieces to its fuser. Read
+otherwise (a reshape, a loss, the graph's output), it stays one op: its in-place add costs
+less than a separate one. The gradient rule's nodes are already matmuls and a sum.
 """
 
 from __future__ import annotations
@@ -19,7 +19,7 @@ __all__ = ["decompose"]
 
 
 def decompose(graph: Graph) -> Graph:
-    """Every ``linear`` node whose result only an elementwise op reads, as a permute, a
+    """Every ``addmm`` node whose result only an elementwise op reads, as a permute, a
     matmul and an add."""
     values = graph.values()
     next_id = max(values, default=-1) + 1
@@ -32,7 +32,7 @@ def decompose(graph: Graph) -> Graph:
         rewritten: list[Node] = []
         for node in getattr(graph, attribute):
             if (
-                node.op != "linear"
+                node.op != "addmm"
                 or node.kind != "op"
                 or not _feeds_elementwise(node.outputs[0].id, readers, given)
             ):

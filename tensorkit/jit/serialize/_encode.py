@@ -17,7 +17,7 @@ FORMAT_VERSION = 1
 # The meaning of the ops a file names: their keys, arguments, attributes and results. It
 # changes when any op's meaning does (an attribute renamed, a result reordered), so a file
 # recorded against other meanings is refused rather than run wrongly.
-OPSET_VERSION = 1
+OPSET_VERSION = 2
 # The tensors of a file, by table: placeholders' tensors (parameters and buffers by
 # qualified name, external tensors and constants by value id "%id") and the values' arrays.
 TABLES = ("parameter", "buffer", "external", "constant", "array")

@@ -1,11 +1,14 @@
 """``linear`` and ``bilinear``: affine maps of the last dimension.
 
-A linear layer with a bias on a matrix (or on rows folded into one) is one op, as PyTorch's
-``addmm(bias, input, weight.T)``, its arguments in that order (so a bias's gradient is ready
-before its weight's, as in PyTorch, which DDP's buckets follow): one product, the bias added
-into the product's own new array, and one node whose rule gives the weight's gradient in the
-weight's layout. Without a bias, or on a vector, it
-is ``input @ weight.T`` (``MmBackward0`` after the transpose's node), as in PyTorch.
+A linear layer with a bias on a matrix (or on rows folded into one) is one op, ``addmm``, as
+PyTorch runs ``aten::addmm(bias, input, weight.T)`` under ``aten::linear``, its arguments in
+that order (so a bias's gradient is ready before its weight's, as in PyTorch, which DDP's
+buckets follow): one product, the bias added into the product's own new array, and one node
+(``AddmmBackward0``) whose rule gives the weight's gradient in the weight's layout. The op
+takes the weight as stored, (out_features, in_features), and transposes it inside. Without a
+bias, or on a vector, it is ``input @ weight.T`` (``MmBackward0`` after the transpose's
+node), as in PyTorch. The op's name differs from the function's, whose range (a profile's
+row, a Tape's group) holds it, as PyTorch's profiler lists both.
 """
 
 from __future__ import annotations
@@ -45,7 +48,7 @@ def _linear_rule(ctx: Any, space: Any, saved: tuple, g: Any) -> tuple:
 
 
 _LINEAR = OpDef(
-    "linear",
+    "addmm",
     _linear_forward,
     None,
     rule=_linear_rule,

@@ -316,7 +316,7 @@ def _over_counted(xp: Any, value: Any, weight_total: Any, empty: float) -> Any:
 
 
 _NLL_LOSS = OpDef(
-    "nll_loss",
+    "nll_loss_forward",
     _nll_forward,
     None,
     rule=_nll_rule,
@@ -442,7 +442,12 @@ def _bce_rule(ctx: Any, g: Tensor) -> tuple[Tensor | None, Tensor | None]:
 
 
 _BINARY_CROSS_ENTROPY = OpDef(
-    "binary_cross_entropy", _bce_forward, _bce_rule, promote=COMMON, saves=SAVE_INPUTS
+    "binary_cross_entropy_elementwise",
+    _bce_forward,
+    _bce_rule,
+    promote=COMMON,
+    saves=SAVE_INPUTS,
+    node_name="BinaryCrossEntropyBackward0",
 )
 
 

@@ -200,7 +200,7 @@ def _count(shape: tuple, axes: tuple[int, ...]) -> int:
 
 
 _LAYER_NORM = OpDef(
-    "layer_norm",
+    "native_layer_norm",
     _layer_norm_forward,
     None,
     rule=_layer_norm_rule,
@@ -218,7 +218,7 @@ def layer_norm(
     eps: float = 1e-5,
 ) -> Tensor:
     """Normalize over the trailing ``normalized_shape`` dims, then scale and shift
-    elementwise. float32/float64 inputs take one fused op (``layer_norm``, with its own
+    elementwise. float32/float64 inputs take one fused op (``native_layer_norm``, with its own
     gradient rule); other dtypes the composite formula."""
     reject_complex(input._data.dtype, "LayerNormKernelImpl")
     dims = _normalized_dims(input, normalized_shape)
