@@ -47,7 +47,7 @@ def _linear_rule(ctx: Any, space: Any, saved: tuple, g: Any) -> tuple:
     return grad_bias, grad_input, grad_weight
 
 
-_LINEAR = OpDef(
+_ADDMM = OpDef(
     "addmm",
     _linear_forward,
     None,
@@ -82,7 +82,7 @@ def linear(input: Tensor, weight: Tensor, bias: Tensor | None = None) -> Tensor:
         and isinstance(weight, Tensor)
         and (bias is None or isinstance(bias, Tensor))
     ):
-        _raise_not_tensor(input, weight, bias)
+        raise _not_tensor_error(input, weight, bias)
     shape, weight_shape = input._data.shape, weight._data.shape
     if not shape or not weight_shape:
         raise RuntimeError(
@@ -113,15 +113,19 @@ def linear(input: Tensor, weight: Tensor, bias: Tensor | None = None) -> Tensor:
     return out if bias is None else out + bias
 
 
-def _raise_not_tensor(input: Any, weight: Any, bias: Any) -> None:
-    """PyTorch's TypeError for the first argument of ``linear`` that is not a Tensor."""
+def _not_tensor_error(input: Any, weight: Any, bias: Any) -> TypeError:
+    """PyTorch's TypeError for the first argument of ``linear`` that is not a Tensor (the bias
+    may be None)."""
     arguments = (("input", input), ("weight", weight), ("bias", bias))
-    for position, (name, value) in enumerate(arguments, 1):
-        if not isinstance(value, Tensor) and not (name == "bias" and value is None):
-            raise TypeError(
-                f"linear(): argument '{name}' (position {position}) must be Tensor, not "
-                f"{type(value).__name__}"
-            )
+    position, name, value = next(
+        (i, name, value)
+        for i, (name, value) in enumerate(arguments, 1)
+        if not isinstance(value, Tensor) and not (name == "bias" and value is None)
+    )
+    return TypeError(
+        f"linear(): argument '{name}' (position {position}) must be Tensor, not "
+        f"{type(value).__name__}"
+    )
 
 
 def _matrix_linear(input: Tensor, weight: Tensor, bias: Tensor | None) -> Tensor:
@@ -129,7 +133,7 @@ def _matrix_linear(input: Tensor, weight: Tensor, bias: Tensor | None) -> Tensor
     if bias is None:
         return input @ weight.T
     _check_bias(input, weight, bias)
-    return apply(_LINEAR, bias, input, weight)
+    return apply(_ADDMM, bias, input, weight)
 
 
 @composite
