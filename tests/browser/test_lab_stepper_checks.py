@@ -89,6 +89,8 @@ def test_marks_order_check_panel_and_reset(open_notebook, expect) -> None:
     node = lambda node_id: widget.locator(f"svg g.tk-node[data-id='{node_id}']")  # noqa: E731
 
     # the node chooser lists the nodes in the engine's order, from the loss back to the leaves
+    # (a placeholder first; read once the widget has drawn them)
+    expect(widget.locator(".tk-node-chooser option")).to_have_count(len(reference["order"]) + 1)
     options = widget.locator(".tk-node-chooser option").all()
     assert [o.get_attribute("value") for o in options[1:]] == reference["order"]
 

@@ -52,6 +52,7 @@ def test_stepper_steps_checks_and_shows_failures(open_notebook, expect) -> None:
     nb = open_notebook("stepper.ipynb", [TOY, INPLACE, STATE])
     nb.run_all()
     assert nb.errors() == []
+    expect(nb.page.locator(".tk-stepper-widget")).to_have_count(2)  # both drawn
     toy, failing = nb.page.locator(".tk-stepper-widget").all()
 
     toy.get_by_role("button", name="Next", exact=True).click()
