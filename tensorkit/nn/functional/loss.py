@@ -181,22 +181,46 @@ def _class_targets_forward(
 ) -> tuple[Any, Any, Any]:
     """Targets with ignored entries replaced by 0 (so they can index), as int64; the keep
     mask in ``dtype`` (1 where counted); whether any target counts (0-d bool). Raises for
-    targets outside [0, classes). Where no class can be the ignored index (the default -100),
-    the targets' range alone shows that every one is a class and counts."""
-    if (
+    targets outside [0, classes)."""
+    if _every_target_counts(target, classes, ignore_index):
+        counted = xp.ones(target.shape, dtype)
+        return target.astype(xp.int64), counted, xp.asarray(True)  # a copy: they are saved
+    safe, keep = _counted_targets(xp, target, classes, ignore_index)
+    return safe, keep.astype(dtype), xp.asarray(keep.any())
+
+
+def _every_target_counts(target: Any, classes: int, ignore_index: int) -> bool:
+    """Whether the target array holds classes only, none of them ignored: where no class can
+    be the ignored index (the default -100), the targets' range alone shows it."""
+    return bool(
         target.size
         and not 0 <= ignore_index < classes
         and int(target.min()) >= 0
         and int(target.max()) < classes
-    ):
-        counted = xp.ones(target.shape, dtype)
-        return target.astype(xp.int64), counted, xp.asarray(True)  # a copy: they are saved
+    )
+
+
+def _counted_targets(xp: Any, target: Any, classes: int, ignore_index: int) -> tuple[Any, Any]:
+    """The targets with ignored entries replaced by 0, as int64, and the keep mask (bool);
+    raises for a target outside [0, classes)."""
     keep = target != ignore_index
     safe = xp.where(keep, target, 0).astype(xp.int64, copy=False)  # Byte targets index
     bad = (safe < 0) | (safe >= classes)
     if bool(bad.any()):
         raise IndexError(f"Target {int(safe[bad][0])} is out of bounds.")
-    return safe, keep.astype(dtype), xp.asarray(keep.any())
+    return safe, keep
+
+
+def _target_weights(
+    xp: Any, target: Any, weight: Any, classes: int, ignore_index: int, dtype: Any
+) -> tuple[Any, Any]:
+    """The targets as indices and each one's weight (its class's ``weight``, 0 where
+    ignored); the weights are None where every target counts with weight 1."""
+    if weight is None and _every_target_counts(target, classes, ignore_index):
+        return target, None
+    safe, keep = _counted_targets(xp, target, classes, ignore_index)
+    weights = keep.astype(dtype)
+    return safe, weights if weight is None else weight[safe] * weights
 
 
 # Targets are constants: this bookkeeping runs off the user's Tape (see apply_untaped).
@@ -227,11 +251,20 @@ def nll_loss(
     dim = _class_dim(input)
     classes = input.shape[dim]
     _check_class_weight(weight, classes)
+    if input.is_floating_point() and (weight is None or not weight.requires_grad):
+        weight = None if weight is None else weight.to(input.dtype)
+        return apply(
+            _NLL_LOSS,
+            input,
+            target,
+            weight,
+            dim=dim,
+            reduction=reduction,
+            ignore_index=ignore_index,
+        )
     safe, weights, counted = _safe_targets(target, classes, ignore_index, input._data.dtype)
     if weight is not None:
         weights = weight.to(input.dtype)[safe] * weights
-    if input.is_floating_point() and not weights.requires_grad:
-        return apply(_NLL_LOSS, input, safe, weights, dim=dim, reduction=reduction)
     picked = input.gather(dim, safe.unsqueeze(dim)).squeeze(dim)  # a weight that needs grad
     loss = -picked * weights
     if reduction == "mean":
@@ -239,53 +272,69 @@ def nll_loss(
     return reduce_loss(loss, reduction)
 
 
-def _nll_forward(xp: Any, x: Any, safe: Any, weights: Any, dim: int, reduction: str) -> Any:
-    """``-x[..., target, ...] * weight`` per element, summed, or divided by the weights' sum
-    (the mean over counted targets: NaN when none counts, as PyTorch). A (batch, classes)
-    input is read with one fancy index (PyTorch's nll_loss kernel; its nll_loss2d takes the
-    spatial forms)."""
+def _nll_forward(
+    xp: Any, x: Any, target: Any, weight: Any, dim: int, reduction: str, ignore_index: int
+) -> Any:
+    """``-x[..., target, ...] * weight[target]`` per element (0 where ignored), summed, or
+    divided by the counted targets' weights (NaN when none counts, as PyTorch). The
+    bookkeeping of the targets runs here, in the op, so a replay of tk.jit's plan redoes it
+    with the targets of that call. A (batch, classes) input is read with one fancy index
+    (PyTorch's nll_loss kernel; its nll_loss2d takes the spatial forms)."""
+    safe, weights = _target_weights(xp, target, weight, x.shape[dim], ignore_index, x.dtype)
     if x.ndim == 2:
         picked = x[xp.arange(x.shape[0]), safe]
     else:
         picked = xp.take_along_axis(x, xp.expand_dims(safe, dim), axis=dim).squeeze(dim)
-    loss = -picked * weights
+    loss = -picked if weights is None else -picked * weights
     if reduction == "none":
         return loss
     total = loss.sum()
     if reduction == "sum":
         return total
+    if weights is None:  # every target counts, each with weight 1
+        return total / loss.size
     return _over_counted(xp, total, weights.sum(), xp.nan)
 
 
 def _nll_rule(ctx: Any, space: Any, saved: tuple, g: Any) -> tuple:
-    _, safe, weights = saved
-    attrs = ctx.attrs
-    shape = ctx.input_meta[0][0]
+    _, target, weight = saved
     grad = space.op(
         _NLL_LOSS_BACKWARD,
         g,
-        safe,
-        weights,
-        shape=shape,
-        dim=attrs["dim"],
-        reduction=attrs["reduction"],
+        target,
+        weight,
+        shape=ctx.input_meta[0][0],
+        **ctx.attrs,
     )
     return grad, None, None
 
 
 def _nll_backward_forward(
-    xp: Any, g: Any, safe: Any, weights: Any, shape: tuple, dim: int, reduction: str
+    xp: Any,
+    g: Any,
+    target: Any,
+    weight: Any,
+    shape: tuple,
+    dim: int,
+    reduction: str,
+    ignore_index: int,
 ) -> Any:
     """The gradient of ``nll_loss`` with respect to its input: ``-weight * g`` (over the
-    weights' sum for the mean; zero when none counts) at each target, zero elsewhere."""
-    if reduction == "mean":
-        g = _over_counted(xp, g, weights.sum(), 0)
-    scale = -weights * g
+    counted targets' weights for the mean; zero when none counts) at each target, zero
+    elsewhere."""
+    safe, weights = _target_weights(xp, target, weight, shape[dim], ignore_index, g.dtype)
+    if weights is None:
+        scale = -g / safe.size if reduction == "mean" else -g
+    else:
+        if reduction == "mean":
+            g = _over_counted(xp, g, weights.sum(), 0)
+        scale = -weights * g
     if len(shape) == 2:  # one target per row: written at its column into zeros
         out = xp.zeros(shape, scale.dtype)
         out[xp.arange(shape[0]), safe] = scale
         return out
-    scale = xp.expand_dims(scale, dim)
+    if scale.ndim:  # one scale per target (a 0-d one, without weights, is every target's)
+        scale = xp.expand_dims(scale, dim)
     classes = xp.arange(shape[dim]).reshape((-1,) + (1,) * (len(shape) - dim - 1))
     hit = xp.expand_dims(safe, dim) == classes
     return xp.where(hit, scale, xp.zeros((), scale.dtype)).astype(scale.dtype, copy=False)
@@ -293,8 +342,14 @@ def _nll_backward_forward(
 
 def _nll_backward_rule(ctx: Any, gg: Tensor) -> tuple:
     """``nll_loss_backward`` is linear in ``g``: its gradient picks ``gg`` at the targets."""
-    _, safe, weights = ctx.saved_tensors
-    dim, reduction = ctx.attrs["dim"], ctx.attrs["reduction"]
+    _, target, weight = ctx.saved_tensors
+    attrs = ctx.attrs
+    dim, reduction = attrs["dim"], attrs["reduction"]
+    safe, weights, _ = _safe_targets(
+        target, attrs["shape"][dim], attrs["ignore_index"], gg._data.dtype
+    )
+    if weight is not None:
+        weights = weight[safe] * weights
     picked = -gg.gather(dim, safe.unsqueeze(dim)).squeeze(dim) * weights
     if reduction == "none":
         return picked, None, None
