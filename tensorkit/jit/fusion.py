@@ -6,7 +6,9 @@ three ways (:func:`strategy`):
 
 - "numba" (CPU): a numba ufunc, each member a line over the previous ones
   (``numba.vectorize`` for one output, ``guvectorize`` with scalar core dimensions for
-  several), so NumPy's ufunc machinery does the broadcasting and strides; large arrays use
+  several), so NumPy's ufunc machinery does the broadcasting and strides, writing each result
+  in C order whatever its inputs' layouts (a group over a transposed view is a layout copy
+  that computes on the way: ``passes.layout``); large arrays use
   numba's parallel target when ``tk.get_num_threads()`` is above 1. Kernels are cached on
   disk by a hash of their source: the source file is written to ``$TENSORKIT_CACHE_DIR/jit``
   (default ``~/.cache/tensorkit/jit``) and imported only when its bytes are the source just
@@ -342,7 +344,7 @@ def _numba_kernel(node: Node, source: str, key: str) -> Callable:
     if reduction is not None:
         return _reducing(serial, reduction, node.outputs[0].shape)
     if math.prod(node.outputs[0].shape) < PARALLEL_MIN_ELEMENTS:
-        return lambda xp, *arrays: serial(*arrays)
+        return lambda xp, *arrays: serial(*arrays, order="C")
 
     def fused(xp: Any, *arrays: Any) -> Any:
         threads = get_num_threads()
@@ -356,8 +358,8 @@ def _numba_kernel(node: Node, source: str, key: str) -> Callable:
                     )
                 )
             numba.set_num_threads(min(threads, numba.config.NUMBA_NUM_THREADS))
-            return parallel[0](*arrays)
-        return serial(*arrays)
+            return parallel[0](*arrays, order="C")
+        return serial(*arrays, order="C")
 
     return fused
 

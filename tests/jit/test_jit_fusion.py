@@ -337,6 +337,22 @@ def test_inputs_broadcast_into_a_group_of_the_output_shape() -> None:
     np.testing.assert_allclose(traced(x).numpy(), f(x).numpy(), rtol=1e-6)
 
 
+def test_a_group_over_a_transposed_view_writes_its_result_in_c_order() -> None:
+    """A fused kernel lays its result out in C order whatever its inputs' strides, so a
+    group reading a transposed view is also the layout copy the ops after it need."""
+    y = tk.randn(4, 6, 5)
+    bias = tk.randn(4, 1)
+
+    def f(y):
+        return (y.permute(1, 0, 2) + bias).relu()
+
+    traced = _graph(f, y)
+    assert [n.kind for n in traced.graph.nodes] == ["op", "fused"]
+    out = traced(y).numpy()
+    assert out.flags.c_contiguous and out.shape == (6, 4, 5)
+    np.testing.assert_array_equal(out, f(y).numpy())
+
+
 def test_ops_over_other_shapes_or_dtypes_start_groups_of_their_own() -> None:
     def f(x, d):
         small = x.sum(0).exp() * 2  # shape (4,)

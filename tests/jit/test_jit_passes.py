@@ -8,7 +8,7 @@ import numpy as np
 
 import tensorkit as tk
 from tensorkit.jit.capture import capture
-from tensorkit.jit.ir import CONSTANT
+from tensorkit.jit.ir import CONSTANT, Ref
 from tensorkit.jit.passes import optimize
 from tensorkit.jit.passes.constant_fold import fold_constants
 from tensorkit.jit.passes.cse import eliminate_common_subexpressions
@@ -155,6 +155,51 @@ def test_decomposition_writes_a_linear_op_as_permute_matmul_and_add() -> None:
         "matmul",
         ["add", "relu"],
     ]
+
+
+def test_decomposition_writes_a_conv_bias_as_views_and_an_add_fused_with_the_activation() -> None:
+    """A convolution's bias add (its product laid out by channel, copied into (N, C, H, W))
+    becomes a transposed view of the product plus the bias as a column where an activation
+    reads it: fusion joins the add to the ReLU, whose kernel writes (N, C, H, W) in C order.
+    Values and gradients stay eager's; read otherwise, conv_bias stays one op."""
+    from tensorkit import nn
+    from tensorkit.jit.passes.decompose import decompose
+
+    model = nn.Sequential(nn.Conv2d(3, 4, 3), nn.ReLU())
+    x = tk.randn(2, 3, 7, 6)
+    with tk.no_grad():
+        graph = _graph(model, x)
+        assert _ops(graph)[-2:] == ["conv_bias", "relu"]
+        graph = decompose(graph)
+        assert _ops(graph)[-5:] == ["view", "permute", "view", "add", "relu"]
+        rows, transposed, column, add, _ = graph.nodes[-5:]
+        assert rows.outputs[0].shape == (4, 2, 5, 4) and transposed.attrs["axes"] == (1, 0, 2, 3)
+        assert column.outputs[0].shape == (4, 1, 1) and add.outputs[0].shape == (2, 4, 5, 4)
+        assert add.args == (Ref(transposed.outputs[0].id), Ref(column.outputs[0].id))
+        alone = decompose(_graph(model[0], x))
+        fused = optimize(_graph(model, x))
+    assert _ops(alone)[-1] == "conv_bias"
+    (kernel,) = [n for n in fused.nodes if n.kind == "fused"]
+    assert [m.op for m in kernel.members] == ["add", "relu"]
+    compiled = tk.compile(lambda x: model(x))
+    for _ in range(3):
+        out = compiled(x).detach().numpy()
+    assert out.flags.c_contiguous
+    np.testing.assert_allclose(out, model(x).detach().numpy(), rtol=1e-6, atol=1e-6)
+    xs = tk.randn(2, 3, 6, 5, dtype=tk.float64, requires_grad=True)
+    model64 = nn.Sequential(nn.Conv2d(3, 4, 3), nn.ReLU()).double()
+    step = tk.compile(lambda x: model64(x).pow(2).sum())
+    for _ in range(3):
+        model64.zero_grad()
+        xs.grad = None
+        step(xs).backward()
+    got = [xs.grad.numpy().copy(), *(p.grad.numpy().copy() for p in model64.parameters())]
+    model64.zero_grad()
+    xs.grad = None
+    model64(xs).pow(2).sum().backward()
+    want = [xs.grad.numpy(), *(p.grad.numpy() for p in model64.parameters())]
+    for a, b in zip(got, want, strict=True):
+        np.testing.assert_allclose(a, b, rtol=1e-12, atol=1e-12)
 
 
 def test_permutes_that_cancel_are_removed() -> None:

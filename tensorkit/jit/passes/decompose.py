@@ -8,6 +8,11 @@ its result is elementwise (an activation), it becomes ``matmul(x, permute(w))`` 
 of two, as torch.compile's decompositions hand ``addmm``'s pieces to its fuser. Read
 otherwise (a reshape, a loss, the graph's output), it stays one op: its in-place add costs
 less than a separate one. The gradient rule's nodes are already matmuls and a sum.
+
+``conv_bias(y, b, shape)`` (a convolution's product, laid out (C, N, *out), plus the bias,
+copied into (N, C, *out)) becomes, on the same condition, ``add(permute(view(y)), view(b))``:
+the activation's fused kernel then reads the product through the transposed view and writes
+its result in C order (``fusion``), one pass where eager makes two.
 """
 
 from __future__ import annotations
@@ -19,8 +24,8 @@ __all__ = ["decompose"]
 
 
 def decompose(graph: Graph) -> Graph:
-    """Every ``addmm`` node whose result only an elementwise op reads, as a permute, a
-    matmul and an add."""
+    """Every ``addmm`` and ``conv_bias`` node whose result only an elementwise op reads, as
+    the parts above."""
     values = graph.values()
     next_id = max(values, default=-1) + 1
     readers: dict[int, list[Node]] = {}
@@ -32,14 +37,16 @@ def decompose(graph: Graph) -> Graph:
         rewritten: list[Node] = []
         for node in getattr(graph, attribute):
             if (
-                node.op != "addmm"
+                node.op not in _PARTS
                 or node.kind != "op"
+                or node.cast is not None
                 or not _feeds_elementwise(node.outputs[0].id, readers, given)
             ):
                 rewritten.append(node)
                 continue
-            rewritten.extend(_linear_parts(node, values[node.args[2].id], next_id))
-            next_id += 2
+            parts = _PARTS[node.op](node, values, next_id)
+            rewritten.extend(parts)
+            next_id += len(parts) - 1
         setattr(graph, attribute, rewritten)
     return graph
 
@@ -55,9 +62,10 @@ def _feeds_elementwise(value_id: int, readers: dict[int, list[Node]], given: set
     )
 
 
-def _linear_parts(node: Node, weight_meta: Value, next_id: int) -> list[Node]:
+def _linear_parts(node: Node, values: dict[int, Value], next_id: int) -> list[Node]:
     """``node``'s three ops, two new values (ids ``next_id`` and the one after) between them."""
     bias, rows, weight = node.args
+    weight_meta = values[weight.id]
     out = node.outputs[0]
     transposed = Value(
         next_id,
@@ -73,3 +81,32 @@ def _linear_parts(node: Node, weight_meta: Value, next_id: int) -> list[Node]:
         node.like("matmul", (rows, Ref(transposed.id)), {}, product),
         node.like("add", (Ref(product.id), bias), {}, out),
     ]
+
+
+def _conv_bias_parts(node: Node, values: dict[int, Value], next_id: int) -> list[Node]:
+    """``node``'s four ops, three new values (ids from ``next_id``) between them."""
+    product, bias = node.args
+    out = node.outputs[0]
+    channels, spatial = out.shape[1], out.shape[2:]
+    by_channel = (channels, out.shape[0], *spatial)
+    bias_meta = values[bias.id]
+    rows = Value(next_id, by_channel, out.dtype, out.device, out.requires_grad)
+    batch_first = Value(next_id + 1, out.shape, out.dtype, out.device, out.requires_grad)
+    column = Value(
+        next_id + 2,
+        (channels, *(1,) * len(spatial)),
+        bias_meta.dtype,
+        bias_meta.device,
+        bias_meta.requires_grad,
+    )
+    return [
+        node.like("view", (product,), {"shape": by_channel}, rows),
+        node.like(
+            "permute", (Ref(rows.id),), {"axes": (1, 0, *range(2, len(out.shape)))}, batch_first
+        ),
+        node.like("view", (bias,), {"shape": column.shape}, column),
+        node.like("add", (Ref(batch_first.id), Ref(column.id)), {}, out),
+    ]
+
+
+_PARTS = {"addmm": _linear_parts, "conv_bias": _conv_bias_parts}
