@@ -5,6 +5,7 @@ from __future__ import annotations
 from dataclasses import replace
 
 import numpy as np
+import pytest
 
 import tensorkit as tk
 from tensorkit.jit.capture import capture
@@ -200,6 +201,59 @@ def test_decomposition_writes_a_conv_bias_as_views_and_an_add_fused_with_the_act
     want = [xs.grad.numpy(), *(p.grad.numpy() for p in model64.parameters())]
     for a, b in zip(got, want, strict=True):
         np.testing.assert_allclose(a, b, rtol=1e-12, atol=1e-12)
+
+
+@pytest.mark.parametrize(
+    ("kernel", "stride"), [(2, 2), (3, 2)], ids=["disjoint windows", "overlapping windows"]
+)
+def test_a_relu_s_gradient_mask_runs_before_the_max_pool_s_scatter_bit_for_bit(
+    kernel: int, stride: int
+) -> None:
+    """threshold_backward(max_pool_backward(g, index), x) becomes
+    max_pool_backward(threshold_backward(g, pooled), index): the mask at the pooled size.
+    The gradient is eager's bit for bit, with NaNs, zeros and ties in the input."""
+    from tensorkit.jit.passes.pool_mask import mask_before_scatter
+
+    pool = tk.nn.MaxPool2d(kernel, stride)
+    data = tk.randn(2, 3, 9, 9).numpy()
+    data[0, 0, :3, :3] = np.nan
+    data[1, 1] = 0.0  # every window ties at 0 after the ReLU
+    data[0, 2, 4:, 4:] = -1.0
+
+    def loss(x):
+        return (pool(x.relu()) * tk.arange(48.0).reshape(3, 4, 4)).sum()
+
+    x = tk.tensor(data, requires_grad=True)
+    graph = capture(lambda x: tk.autograd.grad(loss(x), x), (x,), {}).graph
+    before = [n.op for n in [*graph.nodes, *graph.backward]]
+    graph = mask_before_scatter(graph)
+    after = [n.op for n in [*graph.nodes, *graph.backward]]
+    assert before.index("max_pool_backward") < before.index("threshold_backward")
+    assert after.index("threshold_backward") < after.index("max_pool_backward")
+    (mask,) = [n for n in [*graph.nodes, *graph.backward] if n.op == "threshold_backward"]
+    assert mask.outputs[0].shape == (2, 3, 4, 4)  # the pooled size
+    compiled = tk.compile(lambda x: tk.autograd.grad(loss(x), x))
+    for _ in range(3):
+        (got,) = compiled(x)
+    (want,) = tk.autograd.grad(loss(x), x)
+    np.testing.assert_array_equal(got.numpy(), want.numpy())
+
+
+def test_the_mask_stays_after_a_scatter_that_something_else_reads() -> None:
+    from tensorkit.jit.passes.pool_mask import mask_before_scatter
+
+    pool = tk.nn.MaxPool2d(2)
+    x = tk.randn(1, 2, 4, 4, requires_grad=True)
+    graph = capture(lambda x: tk.autograd.grad(pool(x.relu()).sum(), x), (x,), {}).graph
+    everything = [*graph.nodes, *graph.backward]
+    (scatter,) = [n for n in everything if n.op == "max_pool_backward"]
+    (mask,) = [n for n in everything if n.op == "threshold_backward"]
+    assert mask.args[0] == Ref(scatter.outputs[0].id)
+    graph.outputs.append(Ref(scatter.outputs[0].id))  # the scatter is also a result
+    graph = mask_before_scatter(graph)
+    ops = [n.op for n in [*graph.nodes, *graph.backward]]
+    assert ops.index("max_pool_backward") < ops.index("threshold_backward")
+    assert mask in [*graph.nodes, *graph.backward]
 
 
 def test_permutes_that_cancel_are_removed() -> None:
