@@ -67,6 +67,38 @@ def test_loop_sums_equal_the_numpy_form(case, dtype):
     np.testing.assert_array_equal(looped, reference)
 
 
+def _rows_of(cols, attrs):
+    """The same windows in im2col's channels-last layout, (N, *out, *kernel, C)."""
+    d = len(attrs["kernel"])
+    if attrs["batch_first"]:  # (N, C, *kernel, *out)
+        order = (0, *range(2 + d, 2 + 2 * d), *range(2, 2 + d), 1)
+    else:  # (C, *kernel, N, *out)
+        order = (1 + d, *range(2 + d, 2 + 2 * d), *range(1, 1 + d), 0)
+    rows = {**attrs, "batch_first": False, "channels_last": True}
+    return np.ascontiguousarray(cols.transpose(order)), rows
+
+
+@pytest.mark.parametrize("case", _config_cases()[::2], ids=str)
+def test_the_channels_last_loop_sums_equal_its_numpy_form_and_the_channel_major_sums(case):
+    """The rows loop adds each sum's taps in the same order as the array form of its layout
+    (bit for bit), and gives the standard layout's sums up to rounding, in (N, *S, C)
+    memory; im2col's rows are the standard windows transposed, bit for bit."""
+    cols, attrs = _columns(np.random.default_rng(2), *case, np.float64)
+    rows, rows_attrs = _rows_of(cols, attrs)
+    looped = conv._col2im_forward(np, rows, **rows_attrs)
+    numpy_form = _numpy_form(rows, rows_attrs)
+    np.testing.assert_array_equal(looped, numpy_form)
+    np.testing.assert_allclose(looped, _numpy_form(cols, attrs), rtol=1e-13, atol=1e-13)
+    d = len(attrs["kernel"])
+    assert looped.transpose(0, *range(2, 2 + d), 1).flags.c_contiguous  # channels last
+    x = np.random.default_rng(3).standard_normal(looped.shape)
+    im2col_attrs = {k: v for k, v in attrs.items() if k != "size"}
+    windows = conv._im2col_forward(np, x, **im2col_attrs)
+    expected, _ = _rows_of(windows, im2col_attrs | {"size": None})
+    got = conv._im2col_forward(np, x, **{**im2col_attrs, "channels_last": True})
+    np.testing.assert_array_equal(got, expected)
+
+
 def test_a_non_contiguous_input_and_threads_give_the_same_sums():
     rng = np.random.default_rng(1)
     cols, attrs = _columns(rng, 2, 1, 1, (1, 1), False, np.float32)

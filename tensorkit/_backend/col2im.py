@@ -22,7 +22,7 @@ import numpy as np
 
 from .threads import parallel_parts
 
-__all__ = ["col2im", "enabled", "is_available", "set_enabled", "usable"]
+__all__ = ["col2im", "col2im_rows", "enabled", "is_available", "set_enabled", "usable"]
 
 _KINDS = (np.dtype(np.float32), np.dtype(np.float64))
 _enabled = True
@@ -45,6 +45,7 @@ def set_enabled(value: bool) -> None:
 
 _available = is_available()
 _loop: Callable | None = None
+_rows_loop: Callable | None = None
 
 
 def usable(xp: Any, array: Any) -> bool:
@@ -56,10 +57,10 @@ def usable(xp: Any, array: Any) -> bool:
 def _load() -> bool:
     """Import the loop (and numba) once; a numba that fails to import (one built for another
     NumPy, say) is reported once and the array form used from then on."""
-    global _loop, _available
+    global _loop, _rows_loop, _available
     if _loop is None:
         try:
-            from ._col2im_loop import col2im_planes
+            from ._col2im_loop import col2im_planes, col2im_rows
         except ImportError as error:
             _available = False
             warnings.warn(
@@ -68,7 +69,7 @@ def _load() -> bool:
                 stacklevel=4,
             )
             return False
-        _loop = col2im_planes
+        _loop, _rows_loop = col2im_planes, col2im_rows
     return True
 
 
@@ -113,3 +114,30 @@ def col2im(
         cols,
     )
     return out.reshape((samples, channels, *size))
+
+
+def col2im_rows(
+    cols: Any, size: tuple, kernel: tuple, stride: tuple, padding: tuple, dilation: tuple
+) -> Any:
+    """The same for im2col's channels-last layout: ``cols`` (N, *out, *kernel, C) summed into
+    an (N, *size, C) array."""
+    d = len(kernel)
+    samples, channels = cols.shape[0], cols.shape[-1]
+    out_size = cols.shape[1 : 1 + d]
+    shape = (samples, *_three(out_size, 1), *_three(kernel, 1), channels)
+    columns = np.ascontiguousarray(cols).reshape(shape)
+    out = np.empty((samples, *_three(size, 1), channels), cols.dtype)
+    settings = (
+        _three(stride, 1),
+        _three(dilation, 1),
+        _three(tuple(lo for lo, _ in padding), 0),
+    )
+    loop = _rows_loop
+    assert loop is not None, "col2im_rows called where usable() is False"
+    parallel_parts(
+        lambda part: loop(columns, out, *part.indices(samples)[:2], *settings),
+        samples,
+        cols.size,
+        cols,
+    )
+    return out.reshape((samples, *size, channels))

@@ -245,10 +245,11 @@ def _sigmoid_backward_rule(ctx: Any, gg: Tensor) -> tuple:
 
 
 def _threshold_backward(xp: Any, g: Any, out: Any) -> Any:
-    """``g`` where ``out > 0``, else 0; large arrays split over threads."""
+    """``g`` where ``out > 0``, else 0, laid out in memory as ``g`` is (a channels-last
+    gradient stays channels-last); large arrays split over threads."""
     if g.size < MIN_ELEMENTS or g.shape != out.shape or g.ndim == 0:
         return _threshold_backward_part(xp, g, out)
-    result = xp.empty(g.shape, g.dtype)
+    result = xp.empty_like(g)
 
     def part(rows: slice) -> None:
         _threshold_backward_part(xp, g[rows], out[rows], result[rows])
@@ -270,7 +271,7 @@ def _threshold_backward_part(xp: Any, g: Any, out: Any, result: Any = None) -> A
         return result
     bits = _SAME_SIZE_INT[g.dtype.itemsize]
     if result is None:
-        result = xp.empty(g.shape, g.dtype)
+        result = xp.empty_like(g)
     mask = result.view(bits)
     xp.greater(out, 0, out=mask)
     xp.negative(mask, out=mask)

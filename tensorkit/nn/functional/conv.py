@@ -6,7 +6,10 @@ derivative comes from the same two forwards):
 
 - ``im2col`` copies every strided, dilated window of the zero-padded input into one matrix laid
   out (C, *kernel, N, *out) (a single copy of a strided view); ``col2im`` adds the windows back
-  (one vectorized add per kernel offset). A convolution is im2col and one matmul.
+  (one vectorized add per kernel offset). A convolution is im2col and one matmul. With
+  ``channels_last`` (what tk.jit's layout pass asks for) the matrix is laid out (N, *out,
+  *kernel, C), one row per output position, read from and summed back into an input whose
+  memory is (N, *S, C).
 - ``resample`` mixes positions along one axis through a table of indices and weights of shape
   (out, taps): the non-constant padding modes, average and adaptive pooling windows and
   interpolation are all such tables. Its gradient is the same op with the transposed table.
@@ -110,6 +113,41 @@ def _windows(xp: Any, x: Any, kernel: tuple, stride: tuple, dilation: tuple) -> 
     return xp.lib.stride_tricks.as_strided(x, x.shape[:2] + out + kernel, strides)
 
 
+def _padded_last(xp: Any, x: Any, padding: Pairs) -> Any:
+    """``x`` (N, C, *S) as (N, *S, C), zero-padded like :func:`_padded` (no copy when no
+    padding is needed: a view, contiguous when ``x``'s memory is channels-last)."""
+    d = x.ndim - 2
+    last = x.transpose(0, *range(2, 2 + d), 1)
+    keep = tuple(slice(0, n + min(hi, 0)) for n, (_, hi) in zip(x.shape[2:], padding, strict=True))
+    last = last[(slice(None), *keep)]
+    if all(lo == 0 and hi <= 0 for lo, hi in padding):
+        return last
+    shape = tuple(
+        n + lo + max(hi, 0) for n, (lo, hi) in zip(last.shape[1:-1], padding, strict=True)
+    )
+    out = xp.zeros((last.shape[0], *shape, last.shape[-1]), x.dtype)
+    inner = tuple(slice(lo, lo + n) for n, (lo, _) in zip(last.shape[1:-1], padding, strict=True))
+    out[(slice(None), *inner)] = last
+    return out
+
+
+def _rows_of_windows(
+    xp: Any, x: Any, kernel: tuple, stride: tuple, padding: Pairs, dilation: tuple
+) -> Any:
+    """im2col's ``channels_last`` layout: (N, *out, *kernel, C), one copy of a strided view."""
+    last = _padded_last(xp, x, padding)
+    spatial, steps = last.shape[1:-1], last.strides[1:-1]
+    out = tuple(map(window_count, spatial, kernel, stride, dilation))
+    strides = (
+        last.strides[:1]
+        + tuple(st * s for st, s in zip(steps, stride, strict=True))
+        + tuple(st * d for st, d in zip(steps, dilation, strict=True))
+        + last.strides[-1:]
+    )
+    shape = (last.shape[0], *out, *kernel, last.shape[-1])
+    return ascontiguousarray(xp, xp.lib.stride_tricks.as_strided(last, shape, strides))
+
+
 def _im2col_forward(
     xp: Any,
     x: Any,
@@ -118,7 +156,10 @@ def _im2col_forward(
     padding: Pairs,
     dilation: tuple,
     batch_first: bool,
+    channels_last: bool = False,
 ) -> Any:
+    if channels_last:
+        return _rows_of_windows(xp, x, kernel, stride, padding, dilation)
     windows = _windows(xp, _padded(xp, x, padding), kernel, stride, dilation)
     d = len(kernel)
     if batch_first:  # (N, C, *kernel, *out)
@@ -137,7 +178,10 @@ def _col2im_forward(
     padding: Pairs,
     dilation: tuple,
     batch_first: bool,
+    channels_last: bool = False,
 ) -> Any:
+    if channels_last:
+        return _sum_rows_of_windows(xp, cols, size, kernel, stride, padding, dilation)
     if host_col2im.usable(xp, cols):
         return host_col2im.col2im(cols, size, kernel, stride, padding, dilation, batch_first)
     d = len(kernel)
@@ -171,6 +215,32 @@ def _col2im_forward(
         )
     ]
     return ascontiguousarray(xp, inner)
+
+
+def _sum_rows_of_windows(
+    xp: Any, cols: Any, size: tuple, kernel: tuple, stride: tuple, padding: Pairs, dilation: tuple
+) -> Any:
+    """col2im's ``channels_last`` layout: ``cols`` (N, *out, *kernel, C) summed into an
+    (N, C, *size) result whose memory is (N, *size, C)."""
+    d = len(kernel)
+    if host_col2im.usable(xp, cols):
+        summed = host_col2im.col2im_rows(cols, size, kernel, stride, padding, dilation)
+        return summed.transpose(0, d + 1, *range(1, d + 1))
+    out = cols.shape[1 : 1 + d]
+    full = tuple(n + lo + max(hi, 0) for n, (lo, hi) in zip(size, padding, strict=True))
+    sums = xp.zeros((cols.shape[0], *full, cols.shape[-1]), cols.dtype)
+    # Taps in reverse row-major order: each sum in the order the compiled loop adds them.
+    for offset in reversed(list(itertools.product(*map(range, kernel)))):
+        target = tuple(
+            slice(k * dl, k * dl + s * (m - 1) + 1, s)
+            for k, dl, s, m in zip(offset, dilation, stride, out, strict=True)
+        )
+        window = sums[(slice(None), *target)]
+        xp.add(window, cols[(slice(None),) * (1 + d) + offset], out=window)
+    inner = sums[
+        (slice(None), *(slice(lo, lo + n) for n, (lo, _) in zip(size, padding, strict=True)))
+    ]
+    return ascontiguousarray(xp, inner).transpose(0, d + 1, *range(1, d + 1))
 
 
 def _im2col_rule(ctx: Any, g: Tensor) -> Tensor:
