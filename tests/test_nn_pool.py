@@ -52,6 +52,31 @@ def test_max_pool2d_matches_torch(options: dict) -> None:
     check_both("max_pool2d", x[0], return_indices=True, **options)
 
 
+@pytest.mark.parametrize("options", MAX_POOL2D_CASES, ids=str)
+def test_max_pool2d_keeps_a_channels_last_layout_with_the_same_values(options: dict) -> None:
+    """An input laid out (N, H, W, C) in memory (what tk.jit's channels-last convolutions
+    make) gives the C-order input's values, indices and gradient bit for bit, and the
+    indices, values and gradient come out channels last too, as PyTorch's do."""
+    from tensorkit.nn.functional.pooling import channels_last
+
+    data = randn(2, 3, 9, 8)
+    data[0, 0, :3, :3] = np.nan
+    data[1, 1] = 0.0  # ties everywhere
+    results = []
+    for last in (False, True):
+        x = tk.tensor(data, requires_grad=True)
+        seen = x.permute(0, 2, 3, 1).contiguous().permute(0, 3, 1, 2) if last else x
+        assert channels_last(seen._data) is last
+        values, indices = F.max_pool2d(seen, **options, return_indices=True)
+        (values * tk.arange(float(values.numel())).reshape(values.shape)).sum().backward()
+        results.append((values, indices, x.grad))
+        if last:
+            for array in (values._data, indices._data):
+                assert channels_last(array) or array.shape[1] == 1
+    for a, b in zip(*results, strict=True):
+        np.testing.assert_array_equal(a.detach().numpy(), b.detach().numpy())
+
+
 @pytest.mark.parametrize(
     "options",
     [{"kernel_size": 2}, {"kernel_size": 3, "stride": 2, "padding": 1, "ceil_mode": True}],

@@ -50,8 +50,8 @@ def _compiled_against_eager(model, x, rtol: float) -> None:
 
 def test_a_cnn_step_s_convolutions_run_channels_last() -> None:
     """Both convolutions of a CNN block are rewritten: windows as rows, no conv_bias, the
-    weight's gradient by rows; the first one's result stays in (N, H, W, C) memory for the
-    second's windows, the second's goes back to eager's layout for the pooling."""
+    weight's gradient by rows; each result stays in (N, H, W, C) memory, for the second's
+    windows and for the max pool; one read by anything else goes back to eager's layout."""
     model = nn.Sequential(
         nn.Conv2d(2, 4, 3), nn.ReLU(), nn.Conv2d(4, 5, 3), nn.ReLU(), nn.MaxPool2d(2)
     ).double()
@@ -66,7 +66,11 @@ def test_a_cnn_step_s_convolutions_run_channels_last() -> None:
     assert [n.attrs.get("channels_last") for n in sums] == [True]  # x needs no gradient
     first_relu, second_relu = (n for n in graph.nodes if n.op == "relu")
     assert first_relu.outputs[0].shape == (3, 8, 8, 4)  # before the permute back
-    assert second_relu.outputs[0].shape == (3, 5, 6, 6)  # eager's (N, C, H, W)
+    assert second_relu.outputs[0].shape == (3, 6, 6, 5)
+    flattened = nn.Sequential(nn.Conv2d(2, 4, 3), nn.ReLU(), nn.Flatten()).double()
+    graph = channels_last_convolutions(_training_graph(flattened, x))
+    (relu,) = (n for n in graph.nodes if n.op == "relu")
+    assert relu.outputs[0].shape == (3, 4, 8, 8)  # eager's (N, C, H, W), for the flatten
     fused = optimize(_training_graph(model, x))
     kernels = [m for n in fused.nodes if n.kind == "fused" for m in [_ops(n.members)]]
     assert kernels[:2] == [["add", "relu"], ["add", "relu"]]

@@ -147,7 +147,8 @@ def _recognize(
         activation = None
     result = (activation or bias).outputs[0].id
     stays_last = result not in given and all(
-        _is(r, "threshold_backward") or (_is(r, "im2col") and not r.attrs["batch_first"])
+        any(_is(r, op) for op in _TAKE_CHANNELS_LAST)
+        or (_is(r, "im2col") and not r.attrs["batch_first"])
         for r in readers.get(result, [])
     )
     return _Conv(
@@ -162,6 +163,10 @@ def _recognize(
         weight_grad,
         input_grad,
     )
+
+
+# Ops that read a channels-last result as fast as eager's layout and keep it (max pooling's).
+_TAKE_CHANNELS_LAST = ("threshold_backward", "window_argmax", "max_pool")
 
 
 def _unary(node: Node, value_id: int) -> bool:

@@ -242,13 +242,44 @@ def _progression(column: Any) -> slice | None:
     return slice(start, start + step * (n - 1) + 1, step)
 
 
+def channels_last(a: Any) -> bool:
+    """Whether ``a`` (N, C, *S) is laid out in memory as (N, *S, C) (and not also in C
+    order): what tk.jit's channels-last convolutions make. Max pooling's three ops keep that
+    layout, as PyTorch's do for a channels_last tensor."""
+    if a.ndim < 3 or a.flags.c_contiguous:
+        return False
+    return bool(a.transpose(0, *range(2, a.ndim), 1).flags.c_contiguous)
+
+
+def _memory_axes(a: Any) -> tuple[int, ...]:
+    """The axes of ``a`` (N, C, *S) in memory order: (N, *S, C) for a channels-last array,
+    as they are otherwise."""
+    return (0, *range(2, a.ndim), 1) if channels_last(a) else tuple(range(a.ndim))
+
+
+def _in_memory_order(a: Any) -> Any:
+    """``a`` with its axes in memory order (C-contiguous when ``a`` is C order or channels
+    last). Gathers and scatters run on these views: NumPy's take over a strided index or
+    output is several times slower."""
+    return a.transpose(_memory_axes(a))
+
+
+def _empty_in_layout_of(xp: Any, like: Any, shape: tuple, dtype: Any) -> Any:
+    """An (N, C, *S) array of ``shape`` laid out like ``like`` (channels last or C order)."""
+    if not channels_last(like):
+        return xp.empty(shape, dtype)
+    last = xp.empty((shape[0], *shape[2:], shape[1]), dtype)
+    return last.transpose(0, len(shape) - 1, *range(1, len(shape) - 1))
+
+
 def _window_argmax_forward(xp: Any, x: Any, tables: tuple) -> Any:
     """The flat spatial index of each window's largest value, as PyTorch picks it: the first
     maximum (or the last NaN), and the first real position when nothing beats -inf. Samples
-    are split over threads when large."""
+    are split over threads when large; the indices are laid out in memory as ``x`` is."""
     if not splits(x.shape[0], x.size, x):
         return _window_argmax_part(xp, x, tables)
-    out = xp.empty(x.shape[:2] + tuple(table.shape[0] for table in tables), xp.int64)
+    shape = x.shape[:2] + tuple(table.shape[0] for table in tables)
+    out = _empty_in_layout_of(xp, x, shape, xp.int64)
 
     def part(samples: slice) -> None:
         out[samples] = _window_argmax_part(xp, x[samples], tables)
@@ -273,7 +304,9 @@ def _window_argmax_part(xp: Any, x: Any, tables: tuple) -> Any:
         take &= valid
         best = xp.where(take, values, best)
         arg = xp.where(take, position, arg)
-    return xp.broadcast_to(arg, best.shape).astype(xp.int64)
+    out = _empty_in_layout_of(xp, x, best.shape, xp.int64)
+    out[...] = arg
+    return out
 
 
 def _argmax_no_padding(xp: Any, x: Any, tables: tuple) -> Any:
@@ -281,14 +314,14 @@ def _argmax_no_padding(xp: Any, x: Any, tables: tuple) -> Any:
     first, then the position of its first occurrence (taps visited last to first). None when
     a window holds a NaN (the general path picks the last NaN)."""
     taps = list(_taps(xp, x, tables))
-    best = taps[0][0].copy()
+    best = taps[0][0].copy(order="K")  # temporaries keep x's layout (channels last or not)
     for values, _, _ in taps[1:]:
         xp.maximum(best, values, out=best)
     if x.dtype.kind == "f" and bool(xp.isnan(best).any()):
         return None
     # The first tap holding the maximum, as a small integer per window: ``which -= (which -
     # k) * hit`` sets it to k where tap k hits (several times faster than a masked copy).
-    which = xp.full(best.shape, len(taps) - 1, xp.int8 if len(taps) < 128 else xp.int64)
+    which = xp.full_like(best, len(taps) - 1, dtype=xp.int8 if len(taps) < 128 else xp.int64)
     for k in range(len(taps) - 2, -1, -1):
         which -= (which - k) * (taps[k][0] == best)
     # Each tap's flat position for every window, read at (which, window).
@@ -296,27 +329,43 @@ def _argmax_no_padding(xp: Any, x: Any, tables: tuple) -> Any:
     positions = xp.stack([xp.broadcast_to(position, spatial) for _, position, _ in taps])
     windows = math.prod(spatial)
     flat = which.astype(xp.int64) * windows + xp.arange(windows).reshape(spatial)
-    return positions.reshape(-1).take(flat)
+    out = xp.empty_like(flat)
+    xp.take(positions.reshape(-1), _in_memory_order(flat), out=_in_memory_order(out))
+    return out
 
 
 _WINDOW_ARGMAX = OpDef("window_argmax", _window_argmax_forward, None)
 
 
-def _flat_positions(xp: Any, indices: Any, shape: tuple) -> Any:
-    """Per-plane argmax ``indices`` (N, C, *out) as positions into a flattened (N, C, *S)."""
+def _flat_positions(xp: Any, indices: Any, shape: tuple, last: bool = False) -> Any:
+    """Per-plane argmax ``indices`` (N, C, *out) as positions into a flattened (N, C, *S),
+    or, ``last``, into the flattened (N, *S, C) memory of a channels-last array."""
     planes, plane = math.prod(shape[:2]), math.prod(shape[2:])
-    base = (xp.arange(planes) * plane).reshape(tuple(shape[:2]) + (1,) * (len(shape) - 2))
-    return indices + base
+    lead = tuple(shape[:2]) + (1,) * (len(shape) - 2)
+    if not last:
+        return indices + (xp.arange(planes) * plane).reshape(lead)
+    samples, channels = shape[0], shape[1]
+    base = xp.arange(samples).reshape(-1, 1) * (plane * channels) + xp.arange(channels)
+    return indices * channels + base.reshape(lead)
+
+
+def _memory(x: Any) -> Any:
+    """``x``'s elements in memory order, flat (no copy for C order or channels last)."""
+    if channels_last(x):
+        return x.transpose(0, *range(2, x.ndim), 1).reshape(-1)
+    return x.reshape(-1)
 
 
 def _window_max_forward(xp: Any, x: Any, indices: Any, disjoint: bool) -> Any:
     """``x`` (N, C, *S) read at each plane's argmax ``indices`` (``disjoint``, no position
-    repeats, is for the gradient)."""
-    flat = _flat_positions(xp, indices, x.shape)
-    source, out = x.reshape(-1), xp.empty(flat.shape, x.dtype)
+    repeats, is for the gradient); the result laid out as ``indices`` are."""
+    flat = _flat_positions(xp, indices, x.shape, channels_last(x))
+    source, out = _memory(x), xp.empty_like(flat, dtype=x.dtype)
+
+    flat, into = _in_memory_order(flat), _in_memory_order(out)  # the sample axis stays first
 
     def part(rows: slice) -> None:
-        xp.take(source, flat[rows], out=out[rows])
+        xp.take(source, flat[rows], out=into[rows])
 
     parallel_parts(part, len(flat), flat.size, x)
     return out
@@ -326,14 +375,18 @@ def _window_max_backward_forward(
     xp: Any, g: Any, indices: Any, shape: tuple, disjoint: bool
 ) -> Any:
     """Zeros of ``shape`` with ``g`` added at the argmax ``indices`` (assigned when no
-    position repeats)."""
-    flat = _flat_positions(xp, indices, shape)
+    position repeats), laid out in memory as ``indices`` are (so as the pooled input was)."""
+    last = channels_last(indices)
+    flat = _flat_positions(xp, indices, shape, last)
+    out = _empty_in_layout_of(xp, indices, shape, g.dtype)
+    flat_out = _memory(out)
     if not disjoint:
-        out = xp.zeros(math.prod(shape), g.dtype)
-        add_at(xp, out, flat, g)
-        return out.reshape(shape)
-    out = xp.empty(shape, g.dtype)
-    flat_out = out.reshape(-1)
+        flat_out[...] = 0
+        add_at(xp, flat_out, flat, g)
+        return out
+
+    axes = _memory_axes(indices)  # the sample axis stays first
+    flat, g = flat.transpose(axes), g.transpose(axes)
 
     def part(samples: slice) -> None:  # sample n's windows read only sample n's positions
         out[samples] = 0
