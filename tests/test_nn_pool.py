@@ -52,11 +52,17 @@ def test_max_pool2d_matches_torch(options: dict) -> None:
     check_both("max_pool2d", x[0], return_indices=True, **options)
 
 
-@pytest.mark.parametrize("options", MAX_POOL2D_CASES, ids=str)
+@pytest.mark.parametrize(
+    "options",
+    [*MAX_POOL2D_CASES, {"kernel_size": 3, "stride": 1}, {"kernel_size": 2, "dilation": (2, 1)}],
+    ids=str,
+)
 def test_max_pool2d_keeps_a_channels_last_layout_with_the_same_values(options: dict) -> None:
     """An input laid out (N, H, W, C) in memory (what tk.jit's channels-last convolutions
     make) gives the C-order input's values, indices and gradient bit for bit, and the
-    indices, values and gradient come out channels last too, as PyTorch's do."""
+    indices, values and gradient come out channels last too, as PyTorch's do. Windows
+    without padding take the compiled loops (``_backend.max_pool``), the rest the array
+    form."""
     from tensorkit.nn.functional.pooling import channels_last
 
     data = randn(2, 3, 9, 8)

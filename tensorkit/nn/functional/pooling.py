@@ -17,6 +17,7 @@ from collections.abc import Iterator, Sequence
 from typing import Any
 
 from ..._backend import add_at
+from ..._backend import max_pool as host_max_pool
 from ..._backend.threads import parallel_parts, splits
 from ..._dtype import no_kernel, reject_complex
 from ..._ranges import composite
@@ -272,10 +273,35 @@ def _empty_in_layout_of(xp: Any, like: Any, shape: tuple, dtype: Any) -> Any:
     return last.transpose(0, len(shape) - 1, *range(1, len(shape) - 1))
 
 
+def _regular(xp: Any, tables: tuple) -> tuple[tuple, tuple, tuple] | None:
+    """(kernel, stride, dilation) when every table is windows from position 0 on, evenly
+    strided, with evenly spaced real taps (no padding); else None."""
+    found = []
+    for table in tables:
+        outs, taps = table.shape
+        stride = int(table[1, 0]) if outs > 1 else 1
+        dilation = int(table[0, 1]) if taps > 1 else 1
+        if int(table[0, 0]) != 0 or stride < 1 or dilation < 1:
+            return None
+        expected = stride * xp.arange(outs)[:, None] + dilation * xp.arange(taps)
+        if bool((table != expected).any()):
+            return None
+        found.append((taps, stride, dilation))
+    kernel, stride, dilation = zip(*found, strict=True)
+    return kernel, stride, dilation
+
+
 def _window_argmax_forward(xp: Any, x: Any, tables: tuple) -> Any:
     """The flat spatial index of each window's largest value, as PyTorch picks it: the first
     maximum (or the last NaN), and the first real position when nothing beats -inf. Samples
-    are split over threads when large; the indices are laid out in memory as ``x`` is."""
+    are split over threads when large; the indices are laid out in memory as ``x`` is (a
+    channels-last input's windows go to a compiled loop, ``_backend.max_pool``)."""
+    if channels_last(x) and host_max_pool.usable(xp, x):
+        regular = _regular(xp, tables)
+        if regular is not None:
+            out_size = tuple(table.shape[0] for table in tables)
+            rows = host_max_pool.argmax(_in_memory_order(x), out_size, *regular)
+            return rows.transpose(0, x.ndim - 1, *range(1, x.ndim - 1))
     if not splits(x.shape[0], x.size, x):
         return _window_argmax_part(xp, x, tables)
     shape = x.shape[:2] + tuple(table.shape[0] for table in tables)
@@ -359,7 +385,11 @@ def _memory(x: Any) -> Any:
 def _window_max_forward(xp: Any, x: Any, indices: Any, disjoint: bool) -> Any:
     """``x`` (N, C, *S) read at each plane's argmax ``indices`` (``disjoint``, no position
     repeats, is for the gradient); the result laid out as ``indices`` are."""
-    flat = _flat_positions(xp, indices, x.shape, channels_last(x))
+    last = channels_last(x)
+    if last and channels_last(indices) and host_max_pool.usable(xp, x):
+        values = host_max_pool.gather(_in_memory_order(x), _in_memory_order(indices))
+        return values.transpose(0, x.ndim - 1, *range(1, x.ndim - 1))
+    flat = _flat_positions(xp, indices, x.shape, last)
     source, out = _memory(x), xp.empty_like(flat, dtype=x.dtype)
 
     flat, into = _in_memory_order(flat), _in_memory_order(out)  # the sample axis stays first
@@ -377,6 +407,11 @@ def _window_max_backward_forward(
     """Zeros of ``shape`` with ``g`` added at the argmax ``indices`` (assigned when no
     position repeats), laid out in memory as ``indices`` are (so as the pooled input was)."""
     last = channels_last(indices)
+    if last and disjoint and host_max_pool.usable(xp, g):
+        axes = _memory_axes(indices)
+        size = tuple(shape[2:])
+        rows = host_max_pool.scatter(g.transpose(axes), indices.transpose(axes), size)
+        return rows.transpose(0, len(shape) - 1, *range(1, len(shape) - 1))
     flat = _flat_positions(xp, indices, shape, last)
     out = _empty_in_layout_of(xp, indices, shape, g.dtype)
     flat_out = _memory(out)
