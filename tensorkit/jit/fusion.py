@@ -205,12 +205,49 @@ def kernel_source(node: Node) -> str:
     return "\n".join(lines) + "\n"
 
 
+def _leads(axes: tuple[int, ...], shape: tuple[int, ...]) -> bool:
+    """Whether the reduced axes are the leading ones, some axes kept after them (a layer
+    norm's weight gradient, a bias's): the kernel then loops over the rows, adding each into
+    a float64 row of sums, the inner loop over contiguous kept values."""
+    return axes == tuple(range(len(axes))) and len(axes) < len(shape)
+
+
+def _numba_leading_reduction_source(
+    node: Node, writer: _Writer, body: list, reduction: tuple, members: str
+) -> str:
+    """A loop (``numba.njit``) over the inputs broadcast to the reduced shape: reduced
+    indices outside, kept ones inside, each element added to ``sums`` (float64, the kept
+    shape) in the order the gufunc form adds them, so the sums are the same."""
+    last, axes, shape = reduction
+    dtype = node.outputs[0].dtype
+    element = writer.names[last.args[0].id]
+    indices = [f"i{d}" for d in range(len(shape))]
+    kept = ", ".join(indices[len(axes) :])
+    lines = [f"# tk.jit fused kernel: {members}", "import math", "", "import numba"]
+    lines += ["import numpy as np", ""]
+    lines += [f"{name} = np.{kind}({lit})" for (kind, lit), name in writer.constants.items()]
+    lines += ["", "", python_helpers(dtype, "\n".join(e for _, _, e in body))]
+    arrays = [f"A{i}" for i in range(len(writer.inputs))]
+    lines.append(f"def _body({', '.join([*arrays, 'sums'])}):")
+    for d, index in enumerate(indices):
+        lines.append(f"    {'    ' * d}for {index} in range(A0.shape[{d}]):")
+    pad = "    " * (len(indices) + 1)
+    lines += [f"{pad}a{i} = A{i}[{', '.join(indices)}]" for i in range(len(arrays))]
+    lines += [f"{pad}{name} = {expression}" for _, name, expression in body]
+    lines += [f"{pad}sums[{kept}] += {element}", "", ""]
+    lines += ["SIGNATURE = None", 'LAYOUT = "leading"']
+    return "\n".join(lines) + "\n"
+
+
 def _numba_reduction_source(
     node: Node, writer: _Writer, body: list, dtypes: dict, reduction: tuple, members: str
 ) -> str:
     """A gufunc whose core dimensions are the reduced axes (moved last by the caller): loops
-    over them compute each element and add it to a float64 sum."""
+    over them compute each element and add it to a float64 sum. Leading reductions are a
+    loop instead (:func:`_leads`)."""
     last, axes, shape = reduction
+    if _leads(axes, shape):
+        return _numba_leading_reduction_source(node, writer, body, reduction, members)
     dtype = node.outputs[0].dtype
     count = math.prod(shape[a] for a in axes)
     element = writer.names[last.args[0].id]
@@ -326,6 +363,10 @@ def _numba_kernel(node: Node, source: str, key: str) -> Callable:
         return _blocks_kernel(node, source, key)
     try:
         module = _load_module(source, key)
+        if module.LAYOUT == "leading":
+            loop = numba.njit(nogil=True, cache=True)(module._body)
+            fallback = lambda: _blocks_kernel(node, source, key)  # noqa: E731
+            return _summing_rows(loop, _reduction(node), node.outputs[0], fallback, key)
         decorate = numba.vectorize if module.LAYOUT is None else numba.guvectorize
         layout = () if module.LAYOUT is None else (module.LAYOUT,)
         serial = _raw_ufunc(
@@ -369,6 +410,40 @@ def _raw_ufunc(kernel: Any) -> Any:
     fixed it dispatches nothing, and a call skips the wrapper's Python ``__call__`` (about
     0.8 us, a tenth of a small fused step)."""
     return getattr(kernel, "ufunc", kernel)
+
+
+def _summing_rows(
+    loop: Callable, reduction: tuple, out: Any, fallback: Callable[[], Callable], key: str
+) -> Callable:
+    """Call a leading reduction's loop on the inputs broadcast to the reduced shape, into
+    float64 sums of the kept shape; the result in the node's shape and dtype. numba compiles
+    the loop on its first call: if that fails, the members run through NumPy from then on,
+    with the warning a kernel that does not compile gives."""
+    last, axes, shape = reduction
+    kept = shape[len(axes) :]
+    count = math.prod(shape[: len(axes)])
+    instead: list[Callable] = []
+    from numba.core import errors as numba_errors
+
+    def fused(xp: Any, *arrays: Any) -> Any:
+        if instead:
+            return instead[0](xp, *arrays)
+        sums = xp.zeros(kept, xp.float64)
+        try:
+            loop(*(xp.broadcast_to(a, shape) for a in arrays), sums)
+        except numba_errors.NumbaError as error:  # typing or lowering, at the first call
+            _warn_once(
+                key,
+                f"tk.jit: a fused reduction did not compile ({type(error).__name__})"
+                "; it runs through NumPy",
+            )
+            instead.append(fallback())
+            return instead[0](xp, *arrays)
+        if last.op == "mean":
+            sums /= count
+        return sums.astype(out.dtype).reshape(out.shape)
+
+    return fused
 
 
 def _reducing(kernel: Callable, reduction: tuple, out_shape: tuple[int, ...]) -> Callable:

@@ -451,6 +451,59 @@ def test_a_sum_or_mean_ends_a_group_when_nothing_else_leaves_it() -> None:
         np.testing.assert_allclose(got.numpy(), expected.numpy(), rtol=2e-5, atol=1e-5)
 
 
+@pytest.mark.parametrize("dtype", [tk.float32, tk.float64])
+def test_a_reduction_over_leading_axes_is_a_row_loop_with_the_gufunc_s_sums(
+    dtype, tmp_path, monkeypatch
+) -> None:
+    """A group ending in a sum or mean over its leading axes (a layer norm's weight
+    gradient) runs as a loop adding whole rows into float64 sums: the same sums, in the same
+    order, as the gufunc over the axes moved last, bit for bit."""
+    _fresh(monkeypatch, tmp_path)
+    x, b = tk.randn(6, 7, 40, dtype=dtype), tk.randn(40, dtype=dtype)
+
+    def f(x, b):
+        return ((x * b) + 1).sum(dim=(0, 1)), (x.exp() * b).mean(dim=0, keepdim=True)
+
+    traced = _graph(f, x, b)
+    assert all('LAYOUT = "leading"' in n.source for n in traced.graph.nodes)
+    rows = [t.numpy() for t in traced(x, b)]
+    monkeypatch.setattr(fusion, "_leads", lambda axes, shape: False)
+    monkeypatch.setattr(fusion, "_kernels", {})
+    gufunc = _graph(f, x, b)
+    assert all("total += " in n.source for n in gufunc.graph.nodes)
+    for got, same, expected in zip(rows, gufunc(x, b), f(x, b), strict=True):
+        np.testing.assert_array_equal(got, same.numpy())
+        np.testing.assert_allclose(got, expected.numpy(), rtol=1e-5)
+
+
+def test_a_row_loop_numba_cannot_compile_runs_through_numpy_with_a_warning(
+    tmp_path, monkeypatch
+) -> None:
+    import numba
+    from numba.core.errors import TypingError
+
+    _fresh(monkeypatch, tmp_path)
+
+    def refusing(*args, **kwargs):
+        def decorate(function):
+            def call(*arrays):
+                raise TypingError("no implementation for this layout")
+
+            return call
+
+        return decorate
+
+    monkeypatch.setattr(numba, "njit", refusing)
+    x, b = tk.randn(5, 8), tk.randn(8)
+    traced = _graph(lambda x, b: (x * b).sum(dim=0), x, b)
+    with pytest.warns(RuntimeWarning, match=r"fused reduction did not compile \(TypingError\)"):
+        got = traced(x, b)
+    np.testing.assert_allclose(got.numpy(), (x * b).sum(dim=0).numpy(), rtol=1e-6)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # the warning came once; NumPy runs it from now on
+        np.testing.assert_allclose(traced(x, b).numpy(), got.numpy())
+
+
 def test_a_reduction_stays_apart_when_the_group_s_values_are_read_elsewhere() -> None:
     def f(x):
         h = (x * 3).relu()
