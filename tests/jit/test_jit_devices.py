@@ -117,3 +117,41 @@ def test_a_guarded_sgd_step_runs_on_cuda(cuda: tk.device) -> None:
 def test_a_guarded_sgd_step_runs_on_a_gpu() -> None:
     """Runs in scripts/gpu_check.sh: guards read CuPy arrays; updates write them in place."""
     _sgd_step_with_a_guard(tk.device("cuda"))
+
+
+def _cnn_grads_compiled_and_eager(device: tk.device) -> tuple[list, list]:
+    tk.manual_seed(0)
+    model = nn.Sequential(
+        nn.Conv2d(2, 4, 3), nn.ReLU(), nn.Conv2d(4, 4, 3), nn.ReLU(), nn.MaxPool2d(2)
+    ).to(device)
+    x = tk.randn(3, 2, 10, 10).to(device).requires_grad_()
+    compiled = tk.compile(lambda x: model(x).pow(2).sum())
+    for _ in range(3):
+        model.zero_grad()
+        x.grad = None
+        compiled(x).backward()
+    got = [t.grad.cpu().numpy().copy() for t in (x, *model.parameters())]
+    model.zero_grad()
+    x.grad = None
+    model(x).pow(2).sum().backward()
+    return got, [t.grad.cpu().numpy() for t in (x, *model.parameters())]
+
+
+def test_channels_last_convolutions_run_on_cuda_arrays(cuda: tk.device) -> None:
+    """The layout pass's im2col and col2im rows and max pooling in channels-last memory, on
+    the stand-in's arrays (the im2col path: the stand-in has no cuDNN)."""
+    got, expected = _cnn_grads_compiled_and_eager(cuda)
+    for a, b in zip(got, expected, strict=True):
+        np.testing.assert_allclose(a, b, rtol=1e-4, atol=1e-4)
+
+
+@pytest.mark.cuda
+@pytest.mark.parametrize("cudnn", [False, True], ids=["im2col, channels last", "cuDNN"])
+def test_a_compiled_cnn_step_on_a_gpu_matches_eager(cudnn: bool) -> None:
+    """Runs in scripts/gpu_check.sh: without cuDNN the layout pass rewrites the convolutions
+    (CuPy im2col and col2im rows, max pooling in channels-last memory); with it, cuDNN's
+    convolutions are left as they are."""
+    with tk.backends.cudnn.flags(enabled=cudnn):
+        got, expected = _cnn_grads_compiled_and_eager(tk.device("cuda"))
+    for a, b in zip(got, expected, strict=True):
+        np.testing.assert_allclose(a, b, rtol=1e-4, atol=1e-4)
