@@ -150,12 +150,43 @@ def test_decomposition_writes_a_linear_op_as_permute_matmul_and_add() -> None:
         reshaped = decompose(_graph(lambda x: model[0](x).reshape(-1).relu(), x))
         fused = optimize(_graph(model, x))
     assert _ops(alone) == ["addmm"]  # would cost more than the in-place add
-    assert _ops(reshaped) == ["addmm", "view", "relu"]
+    assert _ops(reshaped) == ["addmm", "view", "relu"]  # the view's reader is no activation
     assert [n.op if n.kind == "op" else [m.op for m in n.members] for n in fused.nodes] == [
         "permute",
         "matmul",
         ["add", "relu"],
     ]
+
+
+def test_a_linear_read_through_a_view_by_an_activation_adds_its_bias_after_the_view() -> None:
+    """A transformer's feed-forward layer: linear on (batch * seq, features), viewed back to
+    (batch, seq, features), then ReLU. The bias add moves after the view, where fusion joins
+    it to the activation; values and gradients stay eager's."""
+    from tensorkit import nn
+    from tensorkit.jit.passes.decompose import decompose
+
+    linear = nn.Linear(5, 6).double()
+
+    def f(x):
+        return linear(x.reshape(-1, 5)).reshape(2, 3, 6).relu()
+
+    x = tk.randn(2, 3, 5, dtype=tk.float64, requires_grad=True)
+    with tk.no_grad():
+        graph = decompose(_graph(f, x))
+    assert _ops(graph)[-5:] == ["permute", "matmul", "view", "add", "relu"]
+    view, add = graph.nodes[-3], graph.nodes[-2]
+    assert view.outputs[0].shape == (2, 3, 6) and add.args[0] == Ref(view.outputs[0].id)
+    compiled = tk.compile(lambda x: f(x).pow(2).sum())
+    for _ in range(3):
+        linear.zero_grad()
+        x.grad = None
+        compiled(x).backward()
+    got = [t.grad.numpy().copy() for t in (x, linear.weight, linear.bias)]
+    linear.zero_grad()
+    x.grad = None
+    f(x).pow(2).sum().backward()
+    for a, t in zip(got, (x, linear.weight, linear.bias), strict=True):
+        np.testing.assert_allclose(a, t.grad.numpy(), rtol=1e-12)
 
 
 def test_decomposition_writes_a_conv_bias_as_views_and_an_add_fused_with_the_activation() -> None:
