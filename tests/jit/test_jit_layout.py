@@ -152,3 +152,24 @@ def test_a_compiled_convolution_passes_gradcheck() -> None:
     w = conv.weight.detach().requires_grad_()
     b = conv.bias.detach().requires_grad_()
     assert tk.autograd.gradcheck(compiled, (x, w, b))
+
+
+def test_what_leaves_the_graph_is_in_eager_s_c_order() -> None:
+    """A compiled model's result and its input's gradient come out C-ordered, as eager's do
+    (``.view`` works on them), though the graph computed them in channels-last memory."""
+    model = nn.Sequential(nn.Conv2d(1, 4, 3), nn.ReLU(), nn.MaxPool2d(2))
+    x = tk.randn(2, 1, 8, 8, requires_grad=True)
+    compiled = tk.compile(model)
+    for _ in range(3):
+        x.grad = None
+        y = compiled(x)
+        y.sum().backward()
+    assert y.is_contiguous() and x.grad.is_contiguous()
+    assert y.view(2, -1).shape == (2, 36)
+    graph = compiled.latest().path.compiled.graph
+    assert [n.op for n in graph.nodes if n.op == "max_pool"]  # pooled in channels-last memory
+    (out,) = graph.outputs
+    producer = next(
+        n for n in [*graph.nodes, *graph.backward] if out.id in {v.id for v in n.outputs}
+    )
+    assert producer.op == "contiguous"

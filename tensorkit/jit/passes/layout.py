@@ -63,11 +63,12 @@ def channels_last_convolutions(graph: Graph) -> Graph:
     ids = _Ids(max(values, default=-1) + 1)
     replaced: dict[int, list[Node]] = {}  # id(old node) -> the nodes standing in its place
     dropped: set[int] = set()
+    last: set[int] = set()  # values the rewrite leaves in channels-last memory
     for node in everything:
         conv = _recognize(node, produced, readers, given)
         if conv is None:
             continue
-        parts = _rewrite(conv, values, ids)
+        parts = _rewrite(conv, values, ids, last)
         replaced.update(parts)
         dropped |= {id(n) for n in _nodes(conv)} - set(parts)
     if not replaced:
@@ -80,7 +81,46 @@ def channels_last_convolutions(graph: Graph) -> Graph:
             elif id(node) not in dropped:
                 rewritten.append(node)
         setattr(graph, attribute, rewritten)
+    _results_in_c_order(graph, last, ids)
     return graph
+
+
+# Ops whose result is a fresh C-ordered array whatever their inputs' layouts.
+_FRESH = frozenset({"matmul", "addmm", "contiguous", "im2col", "reshape", "clone"})
+
+
+def _results_in_c_order(graph: Graph, last: set[int], ids: _Ids) -> None:
+    """Whatever leaves the graph (its results, gradients, writes) in eager's C order: a
+    ``contiguous`` (no copy when the array is already C-ordered) after each value that may
+    hold channels-last memory, that is, any value computed from the rewrite's channels-last
+    values through ops that keep a layout."""
+    maybe = set(last)
+    for node in [*graph.nodes, *graph.backward]:
+        if node.op not in _FRESH and any(r in maybe for r in node.refs()):
+            maybe |= {v.id for v in node.outputs}
+    leaving = {v for v in graph.output_ids() if v in maybe}
+    if not leaving:
+        return
+    values = graph.values()
+    ordered: dict[int, int] = {}  # value id -> its C-ordered copy's id
+    for attribute in ("nodes", "backward"):
+        rewritten: list[Node] = []
+        for node in getattr(graph, attribute):
+            rewritten.append(node)
+            for value in node.outputs:
+                if value.id in leaving:
+                    copy = ids.value(values[value.id], value.shape)
+                    rewritten.append(node.like("contiguous", (Ref(value.id),), {}, copy))
+                    ordered[value.id] = copy.id
+        setattr(graph, attribute, rewritten)
+    graph.outputs = [Ref(ordered.get(v.id, v.id)) if type(v) is Ref else v for v in graph.outputs]
+    graph.grad_outputs = [Ref(ordered.get(v.id, v.id)) for v in graph.grad_outputs]
+    graph.grads = {i: ordered.get(v, v) for i, v in graph.grads.items()}
+    graph.leaf_grads = {
+        i: None if v is None else ordered.get(v, v) for i, v in graph.leaf_grads.items()
+    }
+    for mutation in graph.mutations:
+        mutation.value = ordered.get(mutation.value, mutation.value)
 
 
 class _Ids:
@@ -251,9 +291,11 @@ def _grad_chain(
 
 
 # ---------------------------------------------------------------------------- rewriting
-def _rewrite(conv: _Conv, values: dict[int, Value], ids: _Ids) -> dict[int, list[Node]]:
+def _rewrite(
+    conv: _Conv, values: dict[int, Value], ids: _Ids, left_last: set[int]
+) -> dict[int, list[Node]]:
     """``id(old node)`` -> the new nodes that stand where it stood (the others are
-    dropped)."""
+    dropped); the ids of values left in channels-last memory are added to ``left_last``."""
     im2col, attrs = conv.im2col, conv.im2col.attrs
     x, w, b = im2col.args[0], conv.weight.args[0], conv.bias.args[1]
     out = conv.bias.outputs[0]
@@ -295,6 +337,7 @@ def _rewrite(conv: _Conv, values: dict[int, Value], ids: _Ids) -> dict[int, list
             forward.append(act.like(act.op, (Ref(summed.id),), {}, activated))
             summed = activated
         forward.append(site.like("permute", (Ref(summed.id),), {"axes": first}, result))
+        left_last.add(result.id)
     else:  # the fused kernel reads the product through a permute and writes eager's layout
         y_first = ids.value(out, out.shape)
         column = ids.value(values[b.id], (c_out, *(1,) * d))
@@ -345,4 +388,5 @@ def _rewrite(conv: _Conv, values: dict[int, Value], ids: _Ids) -> dict[int, list
                 "col2im", (Ref(g_windows.id),), {**col2im.attrs, "channels_last": True}, gx
             ),
         ]
+        left_last.add(gx.id)
     return parts
