@@ -173,3 +173,18 @@ def test_what_leaves_the_graph_is_in_eager_s_c_order() -> None:
         n for n in [*graph.nodes, *graph.backward] if out.id in {v.id for v in n.outputs}
     )
     assert producer.op == "contiguous"
+
+
+def test_an_inference_call_under_no_grad_is_rewritten_and_matches_eager() -> None:
+    model = nn.Sequential(nn.Conv2d(3, 5, 3, padding=1), nn.ReLU(), nn.Conv2d(5, 2, 2)).double()
+    x = tk.randn(2, 3, 7, 7, dtype=tk.float64)
+    compiled = tk.compile(model)
+    with tk.no_grad():
+        for _ in range(3):
+            got = compiled(x)
+        graph = compiled.latest().path.compiled.graph
+        assert [n.attrs.get("channels_last") for n in graph.nodes if n.op == "im2col"] == [
+            True,
+            True,
+        ]
+        np.testing.assert_allclose(got.numpy(), model(x).numpy(), rtol=1e-12, atol=1e-12)
