@@ -753,6 +753,35 @@ if fused:
     print(fused[0].source)
 """),
     md("""
+## What the layout pass changed: convolutions
+
+Eager runs a convolution as `im2col` (every window copied out, laid out by channel), one
+`matmul` and `conv_bias` (the bias added while copying the result into (N, C, H, W)). A
+compiled graph knows where each array goes next, so its channels-last pass computes the
+convolution with one row of windows per output position instead (`channels_last=True`): the
+product by the weight's rows is then the (N, H, W, C) memory of the result, the bias a
+broadcast add fused with the ReLU, and the next convolution reads its windows from that
+memory in contiguous runs. The ops of one convolution layer, eager and compiled:
+"""),
+    code("""
+block = nn.Sequential(nn.Conv2d(3, 8, 3), nn.ReLU(), nn.Conv2d(8, 8, 3), nn.ReLU())
+images = tk.randn(4, 3, 16, 16)
+with tk.autograd.Tape() as block_tape:
+    block(images)
+print("eager:   ", " -> ".join(entry.name for entry in block_tape.entries))
+block_graph = tk.jit.trace(block, (images,)).graph
+names = [n.op if n.kind == "op" else "+".join(m.op for m in n.members) for n in block_graph.nodes]
+print("compiled:", " -> ".join(names))
+for node in block_graph.nodes:
+    if node.op == "im2col":
+        print(f"im2col channels_last={node.attrs['channels_last']}: {node.outputs[0].shape}")
+"""),
+    md("""
+The first layer's ReLU output stays in (N, H, W, C) memory for the second layer's windows;
+the second's, the call's result, comes back in eager's (N, C, H, W) order. On the CNN of
+`bench/bench_jit.py` this makes the compiled training step about 1.35x faster than eager
+(docs/benchmarks.md).
+
 ## What broke the graph, and why
 
 A replay computes no Python, so a call whose Python reads a tensor's value (`item()`,
