@@ -205,6 +205,14 @@ def kernel_source(node: Node) -> str:
     return "\n".join(lines) + "\n"
 
 
+def _module_head(members: str, writer: _Writer, dtype: str, body: list) -> list[str]:
+    """A reduction kernel module's first lines: its title, imports, constants, helpers."""
+    lines = [f"# tk.jit fused kernel: {members}", "import math", "", "import numba"]
+    lines += ["import numpy as np", ""]
+    lines += [f"{name} = np.{kind}({lit})" for (kind, lit), name in writer.constants.items()]
+    return [*lines, "", "", python_helpers(dtype, "\n".join(e for _, _, e in body))]
+
+
 def _leads(axes: tuple[int, ...], shape: tuple[int, ...]) -> bool:
     """Whether the reduced axes are the leading ones, some axes kept after them (a layer
     norm's weight gradient, a bias's): the kernel then loops over the rows, adding each into
@@ -223,10 +231,7 @@ def _numba_leading_reduction_source(
     element = writer.names[last.args[0].id]
     indices = [f"i{d}" for d in range(len(shape))]
     kept = ", ".join(indices[len(axes) :])
-    lines = [f"# tk.jit fused kernel: {members}", "import math", "", "import numba"]
-    lines += ["import numpy as np", ""]
-    lines += [f"{name} = np.{kind}({lit})" for (kind, lit), name in writer.constants.items()]
-    lines += ["", "", python_helpers(dtype, "\n".join(e for _, _, e in body))]
+    lines = _module_head(members, writer, dtype, body)
     arrays = [f"A{i}" for i in range(len(writer.inputs))]
     lines.append(f"def _body({', '.join([*arrays, 'sums'])}):")
     for d, index in enumerate(indices):
@@ -253,10 +258,7 @@ def _numba_reduction_source(
     element = writer.names[last.args[0].id]
     k = len(axes)
     index = ", ".join(f"i{d}" for d in range(k))
-    lines = [f"# tk.jit fused kernel: {members}", "import math", "", "import numba"]
-    lines += ["import numpy as np", ""]
-    lines += [f"{name} = np.{kind}({lit})" for (kind, lit), name in writer.constants.items()]
-    lines += ["", "", python_helpers(dtype, "\n".join(e for _, _, e in body))]
+    lines = _module_head(members, writer, dtype, body)
     arrays = [f"A{i}" for i in range(len(writer.inputs))]
     lines.append(f"def _body({', '.join([*arrays, 'o0'])}):")
     lines.append("    total = np.float64(0)")

@@ -36,7 +36,7 @@ __all__ = ["channels_last_convolutions"]
 
 @dataclass
 class _Conv:
-    """The nodes of one convolution as eager recorded them (backward parts None if absent)."""
+    """The nodes of one convolution as eager recorded them (backward parts [] if absent)."""
 
     im2col: Node
     cols: Node  # view(im2col, (1, K, M))
@@ -222,6 +222,31 @@ def _unary(node: Node, value_id: int) -> bool:
     )
 
 
+def _gradient_product(
+    operand_readers: list[Node],
+    product: Node,
+    side: int,
+    readers: dict[int, list[Node]],
+    given: set[int],
+) -> list[Node] | None:
+    """The matmul rule's nodes for one operand of ``product``: [permute(operand), a matmul
+    reading it as argument ``side``, the view of that product], [] when nothing but
+    ``product`` reads the operand, None when something else does."""
+    others = [r for r in operand_readers if r is not product]
+    if not others:
+        return []
+    (transposed,) = others if len(others) == 1 else (None,)
+    if not _is(transposed, "permute") or transposed.attrs["axes"] != (0, 2, 1):
+        return None
+    product_t = _only_reader(transposed.outputs[0].id, readers, given)
+    if not _is(product_t, "matmul") or product_t.args[side] != Ref(transposed.outputs[0].id):
+        return None
+    shaped = _only_reader(product_t.outputs[0].id, readers, given)
+    if not _is(shaped, "view") or type(product_t.args[1 - side]) is not Ref:
+        return None
+    return [transposed, product_t, shaped]
+
+
 def _weight_grad(
     cols: Node,
     product: Node,
@@ -230,19 +255,7 @@ def _weight_grad(
     given: set[int],
 ) -> list[Node] | None:
     """[permute(cols), matmul(gy, it), view] or [] when nothing else reads the columns."""
-    others = [r for r in cols_readers if r is not product]
-    if not others:
-        return []
-    (transposed,) = others if len(others) == 1 else (None,)
-    if not _is(transposed, "permute") or transposed.attrs["axes"] != (0, 2, 1):
-        return None
-    product_t = _only_reader(transposed.outputs[0].id, readers, given)
-    if not _is(product_t, "matmul") or product_t.args[1] != Ref(transposed.outputs[0].id):
-        return None
-    shaped = _only_reader(product_t.outputs[0].id, readers, given)
-    if not _is(shaped, "view") or type(product_t.args[0]) is not Ref:
-        return None
-    return [transposed, product_t, shaped]
+    return _gradient_product(cols_readers, product, 1, readers, given)
 
 
 def _input_grad(
@@ -250,24 +263,15 @@ def _input_grad(
 ) -> list[Node] | None:
     """[permute(weight), matmul(it, gy), view, col2im] or [] when nothing else reads the
     weight's view."""
-    others = [r for r in readers.get(weight.outputs[0].id, []) if r is not product]
     if weight.outputs[0].id in given:
         return None
-    if not others:
-        return []
-    (transposed,) = others if len(others) == 1 else (None,)
-    if not _is(transposed, "permute") or transposed.attrs["axes"] != (0, 2, 1):
-        return None
-    product_t = _only_reader(transposed.outputs[0].id, readers, given)
-    if not _is(product_t, "matmul") or product_t.args[0] != Ref(transposed.outputs[0].id):
-        return None
-    shaped = _only_reader(product_t.outputs[0].id, readers, given)
-    if not _is(shaped, "view") or type(product_t.args[1]) is not Ref:
-        return None
-    summed = _only_reader(shaped.outputs[0].id, readers, given)
+    found = _gradient_product(readers.get(weight.outputs[0].id, []), product, 0, readers, given)
+    if not found:
+        return found
+    summed = _only_reader(found[-1].outputs[0].id, readers, given)
     if not _is(summed, "col2im") or summed.attrs.get("batch_first"):
         return None
-    return [transposed, product_t, shaped, summed]
+    return [*found, summed]
 
 
 def _grad_chain(

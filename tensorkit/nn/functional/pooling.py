@@ -6,6 +6,9 @@ so nothing larger than the output is built and the gradient is the transposed ta
 pooling finds each window's argmax with one vectorized pass per kernel offset (the first
 maximum on ties, the last NaN, as PyTorch) and reads the values through the flat argmax;
 the gradient is written back there (plain assignment when no two windows share a position).
+A channels-last input (memory (N, *S, C), from tk.jit's channels-last convolutions) keeps that
+layout through all three ops, its windows without padding in numba loops
+(``_backend/max_pool.py``).
 On CUDA with cuDNN, max and average pooling without dilation or ceil mode (and without
 returned indices or a divisor override) go to ``_cudnn.pooling`` instead.
 """
