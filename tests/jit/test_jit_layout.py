@@ -188,3 +188,32 @@ def test_an_inference_call_under_no_grad_is_rewritten_and_matches_eager() -> Non
             True,
         ]
         np.testing.assert_allclose(got.numpy(), model(x).numpy(), rtol=1e-12, atol=1e-12)
+
+
+@pytest.mark.parametrize("frozen", ["weight", "bias", "both"])
+def test_a_convolution_with_frozen_parameters_is_rewritten_and_matches_eager(frozen) -> None:
+    """The gradient rules then record only some of their nodes (no weight gradient, no bias
+    sum): the pass rewrites what is there."""
+    model = nn.Sequential(nn.Conv2d(2, 3, 3), nn.ReLU(), nn.Conv2d(3, 2, 2)).double()
+    for name, parameter in model[0].named_parameters():
+        if frozen in (name, "both"):
+            parameter.requires_grad_(False)
+    x = tk.randn(2, 2, 6, 6, dtype=tk.float64, requires_grad=True)
+    graph = channels_last_convolutions(_training_graph(model, x))
+    assert [n.attrs.get("channels_last") for n in graph.nodes if n.op == "im2col"] == [True] * 2
+    _compiled_against_eager_where_grads(model, x)
+
+
+def _compiled_against_eager_where_grads(model, x) -> None:
+    tensors = [x, *(p for p in model.parameters() if p.requires_grad)]
+    compiled = tk.compile(lambda x: model(x).pow(2).sum())
+    for _ in range(3):
+        for t in tensors:
+            t.grad = None
+        compiled(x).backward()
+    got = [t.grad.numpy().copy() for t in tensors]
+    for t in tensors:
+        t.grad = None
+    model(x).pow(2).sum().backward()
+    for a, t in zip(got, tensors, strict=True):
+        np.testing.assert_allclose(a, t.grad.numpy(), rtol=1e-10, atol=1e-12)
