@@ -20,13 +20,15 @@ __all__ = ["ExplainOutput", "explain"]
 class ExplainOutput:
     """One call explained: the captured graph, each graph break with its reason and call
     site (and whether a compiled call guards on its value or runs eagerly), the guards a
-    compiled entry checks, and the op count before and after the passes."""
+    compiled entry checks, the op count before and after the passes, and what the passes
+    rewrote (fused kernels, convolutions run channels last, by module)."""
 
     graph: Graph
     break_reasons: list[GraphBreak] = field(default_factory=list)
     guards: list[str] = field(default_factory=list)
     ops_captured: int = 0
     ops_optimized: int = 0
+    rewrites: list[str] = field(default_factory=list)
 
     @property
     def graph_break_count(self) -> int:
@@ -58,6 +60,9 @@ class ExplainOutput:
             lines += [f"  {n}. {b}: {verdict(b)}" for n, b in enumerate(self.break_reasons, 1)]
         lines.append("Guards:")
         lines += [f"  {g}" for g in self.guards]
+        if self.rewrites:
+            lines.append("Rewrites:")
+            lines += [f"  {r}" for r in self.rewrites]
         return "\n".join(lines)
 
 
@@ -87,7 +92,28 @@ def explain(fn: Any, *args: Any, **kwargs: Any) -> ExplainOutput:
         guards=_guard_lines(optimized, module),
         ops_captured=captured_ops,
         ops_optimized=len(optimized.nodes) + len(optimized.backward),
+        rewrites=_rewrite_lines(optimized),
     )
+
+
+def _rewrite_lines(graph: Graph) -> list[str]:
+    """What the passes changed that a reader comparing with eager should know: how many
+    fused kernels, and which convolutions run channels last (passes/layout.py)."""
+    nodes = [*graph.nodes, *graph.backward]
+    lines = []
+    fused = sum(1 for n in nodes if n.kind == "fused")
+    if fused:
+        lines.append(f"fused kernels: {fused}")
+    convolutions = [
+        n.module or "a convolution"
+        for n in nodes
+        if n.kind == "op" and n.op == "im2col" and n.attrs.get("channels_last")
+    ]
+    if convolutions:
+        lines.append(
+            f"convolutions run channels last: {len(convolutions)} ({', '.join(convolutions)})"
+        )
+    return lines
 
 
 def _guard_lines(graph: Graph, module: Any) -> list[str]:

@@ -161,6 +161,8 @@ def test_explain_lists_guards_and_op_counts() -> None:
     (node,) = explained.graph.nodes
     assert node.kind == "fused" and [m.op for m in node.members] == ["exp", "add"]
     assert "input 0: float32[2, 3] on cpu, requires_grad=False" in explained.guards
+    assert explained.rewrites == ["fused kernels: 1"]
+    assert str(explained).endswith("Rewrites:\n  fused kernels: 1")
 
 
 def test_tensors_passed_as_indices_are_inputs_of_the_replay() -> None:

@@ -217,3 +217,11 @@ def _compiled_against_eager_where_grads(model, x) -> None:
     model(x).pow(2).sum().backward()
     for a, t in zip(got, tensors, strict=True):
         np.testing.assert_allclose(a, t.grad.numpy(), rtol=1e-10, atol=1e-12)
+
+
+def test_explain_names_the_convolutions_run_channels_last() -> None:
+    """A reader comparing compiled with eager values learns which layers changed layout."""
+    model = nn.Sequential(nn.Conv2d(1, 4, 3), nn.ReLU(), nn.Conv2d(4, 4, 3, groups=2))
+    explained = tk.jit.explain(model, tk.randn(2, 1, 9, 9))
+    assert "convolutions run channels last: 1 (Sequential.0)" in explained.rewrites
+    assert "Rewrites:" in str(explained)
