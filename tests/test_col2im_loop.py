@@ -171,3 +171,29 @@ def test_the_switch_takes_bools_only():
         tk.backends.numba.enabled = 1
     with pytest.raises(AttributeError, match="Unknown attribute enable"):
         tk.backends.numba.enable = False
+
+
+@pytest.mark.parametrize("dims", [1, 2, 3])
+def test_the_channels_last_pair_are_each_other_s_gradients(dims):
+    """im2col and col2im with ``channels_last`` (what tk.jit's layout pass records) pass
+    float64 gradcheck and gradgradcheck: each one's gradient is the other."""
+    from tensorkit.ops._apply import apply
+
+    kernel, stride, dilation = (2,) * dims, (2, 1, 1)[:dims], (1, 2, 1)[:dims]
+    padding = ((1, 0), (0, 1), (1, 1))[:dims]
+    attrs = {"kernel": kernel, "stride": stride, "padding": padding, "dilation": dilation}
+    attrs |= {"batch_first": False, "channels_last": True}
+    x = tk.randn(2, 3, *(5, 4, 3)[:dims], dtype=tk.float64, requires_grad=True)
+
+    def windows(x):
+        return apply(conv._IM2COL, x, **attrs)
+
+    assert tk.autograd.gradcheck(windows, (x,))
+    assert tk.autograd.gradgradcheck(windows, (x,))
+    cols = windows(x).detach().requires_grad_()
+
+    def summed(cols):
+        return apply(conv._COL2IM, cols, size=tuple(x.shape[2:]), **attrs)
+
+    assert tk.autograd.gradcheck(summed, (cols,))
+    assert tk.autograd.gradgradcheck(summed, (cols,))
