@@ -92,11 +92,11 @@ def explain(fn: Any, *args: Any, **kwargs: Any) -> ExplainOutput:
         guards=_guard_lines(optimized, module),
         ops_captured=captured_ops,
         ops_optimized=len(optimized.nodes) + len(optimized.backward),
-        rewrites=_rewrite_lines(optimized),
+        rewrites=rewrite_lines(optimized),
     )
 
 
-def _rewrite_lines(graph: Graph) -> list[str]:
+def rewrite_lines(graph: Graph) -> list[str]:
     """What the passes changed that a reader comparing with eager should know: how many
     fused kernels, and which convolutions run channels last (passes/layout.py)."""
     nodes = [*graph.nodes, *graph.backward]

@@ -15,7 +15,7 @@ from __future__ import annotations
 from typing import Any
 
 from ..jit import CompiledFunction, ExplainOutput, Graph, TracedFunction
-from ..jit.explain import value_guard_lines
+from ..jit.explain import rewrite_lines, value_guard_lines
 from ..jit.ir import INPUT, Node, Ref, Value
 from ..jit.trace import _is_module, _name_of
 from .graph_model import COLLAPSE_ABOVE, _common_path
@@ -42,7 +42,8 @@ def build_jit_graph(
 
     Keys as :func:`~tensorkit.notebook.build_graph`'s (``source`` is "jit"), plus ``jit``:
     ``{"title", "guards": [str], "breaks": [{"kind", "reason", "site", "guarded", "value"}],
-    "fused": number of fused groups}`` (``value``: a guarded break's recorded value as text,
+    "fused": number of fused groups, "rewrites": [str]}`` (``rewrites``: what the passes
+    changed, as ``tk.jit.explain`` lists it; ``value``: a guarded break's recorded value as text,
     else null). A guard node (a guarded break) is a node of kind "guard" labelled by the read
     and its value ("item() = 0.5"), its call site in ``call_site``. A fused group has
     ``source`` (the kernel) and ``ops`` (its members' ops in order); its label reads "fused:
@@ -76,6 +77,7 @@ def build_jit_graph(
                 "guards": guards,
                 "breaks": [_break(b) for b in breaks],
                 "fused": len(fused),
+                "rewrites": rewrite_lines(graph),
             },
         }
     )

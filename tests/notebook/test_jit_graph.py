@@ -235,6 +235,19 @@ def test_a_compiled_function_shows_its_latest_compiled_guard_set() -> None:
     assert any(n["band"] == 1 for n in model["nodes"])
 
 
+def test_the_passes_rewrites_are_listed_beside_a_compiled_graph() -> None:
+    """What the panel shows under "rewrites": the lines tk.jit.explain prints."""
+    model = tk.nn.Sequential(tk.nn.Conv2d(1, 4, 3), tk.nn.ReLU(), tk.nn.Conv2d(4, 2, 3))
+    compiled = tk.compile(model)
+    x = tk.randn(2, 1, 9, 9)
+    for _ in range(2):
+        compiled(x)
+    rewrites = build_jit_graph(compiled)["jit"]["rewrites"]
+    assert "convolutions run channels last: 2 (Sequential.0, Sequential.2)" in rewrites
+    assert rewrites == tk.jit.explain(model, x).rewrites
+    assert build_jit_graph(jit.trace(lambda t: t * 2, (tk.ones(3),)))["jit"]["rewrites"] == []
+
+
 def test_a_compiled_function_that_only_breaks_names_its_breaks() -> None:
     @tk.compile
     def steered(x, scale):

@@ -34,7 +34,8 @@ export function isFused(graph, id) {
 
 /**
  * The panel's sections for a tk.jit graph (none for other graphs): the kernel, the breaks,
- * the guards.
+ * the guards, and what the passes rewrote (fused kernels, convolutions run channels last),
+ * when the model lists it.
  * @param {object} graph
  * @param {object|null} node the selected node
  * @param {string} opened the fused group opened last ("" for none)
@@ -60,6 +61,9 @@ export function jitSections(graph, node, opened) {
     ),
     section("guards", [list(jit.guards || [], "tk-jit-guards")]),
   );
+  if (jit.rewrites && jit.rewrites.length) {
+    sections.push(section("rewrites", [list(jit.rewrites, "tk-jit-rewrites")]));
+  }
   if (jit.title) sections.unshift(h("div", { class: "tk-jit-title", text: jit.title }));
   return sections;
 }

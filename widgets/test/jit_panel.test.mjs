@@ -72,6 +72,16 @@ test("jitSections: no kernel outside fused groups, no breaks said so, nothing fo
   assert.deepEqual(jitSections({ nodes: [], groups: {} }, null, ""), []);
 });
 
+test("jitSections: the passes' rewrites after the guards, where the model lists them", () => {
+  const rewrites = ["fused kernels: 2", "convolutions run channels last: 1 (Net.conv)"];
+  const rewritten = { ...GRAPH, jit: { ...GRAPH.jit, rewrites } };
+  const sections = jitSections(rewritten, null, "");
+  assert.deepEqual(texts(sections, "tk-section-title"), ["graph breaks (2)", "guards", "rewrites"]);
+  assert.deepEqual(sections.at(-1).find("li").map((li) => li.textContent), rewrites);
+  const none = jitSections({ ...GRAPH, jit: { ...GRAPH.jit, rewrites: [] } }, null, "");
+  assert.deepEqual(texts(none, "tk-section-title"), ["graph breaks (2)", "guards"]);
+});
+
 test("breakText: a model recorded before guards (no guarded field) reads as eager", () => {
   assert.equal(breakText({ reason: "Tensor.item() reads", site: "f.py:3" }), "Tensor.item() reads (at f.py:3): the call runs eagerly");
   assert.equal(breakText({ reason: "r", site: "", guarded: true, value: "[1, 2]" }), "r: guarded on [1, 2]");
