@@ -7,8 +7,9 @@ three ways (:func:`strategy`):
 - "numba" (CPU): a numba ufunc, each member a line over the previous ones
   (``numba.vectorize`` for one output, ``guvectorize`` with scalar core dimensions for
   several), so NumPy's ufunc machinery does the broadcasting and strides, writing each result
-  in C order whatever its inputs' layouts (a group over a transposed view is a layout copy
-  that computes on the way: ``passes.layout``); large arrays use
+  in C order whatever its inputs' layouts (a group over a transposed view, as
+  ``passes.decompose`` makes of a convolution's bias add, is a layout copy that computes on
+  the way); large arrays use
   numba's parallel target when ``tk.get_num_threads()`` is above 1. Kernels are cached on
   disk by a hash of their source: the source file is written to ``$TENSORKIT_CACHE_DIR/jit``
   (default ``~/.cache/tensorkit/jit``) and imported only when its bytes are the source just
